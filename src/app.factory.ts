@@ -1,0 +1,44 @@
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module';
+import { jsonBodyMiddleware, requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
+import { createLogger, PinoNestLogger } from './common/logging/logger';
+import type { AppConfig } from './config/app-config';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
+import { setupSwagger } from './swagger';
+
+export interface RunningApp {
+  app: INestApplication;
+  /** Closes the app, then the embedded database if this app started one. */
+  close(): Promise<void>;
+}
+
+/** Builds the whole application, the same way for the server, the tests and the OpenAPI generator. */
+export async function createApp(config: AppConfig): Promise<RunningApp> {
+  const embedded: EmbeddedPostgres | null = config.databaseUrl
+    ? null
+    : await startEmbeddedPostgres(config.dataDir);
+  const logger = createLogger(config.logLevel);
+  try {
+    const app = await NestFactory.create<NestExpressApplication>(
+      AppModule.forRoot(config, config.databaseUrl ?? embedded!.url),
+      { bodyParser: false, logger: new PinoNestLogger(logger) },
+    );
+    app.set('trust proxy', config.trustProxy);
+    app.disable('x-powered-by');
+    app.use(requestIdMiddleware, requestLogMiddleware(logger), jsonBodyMiddleware());
+    setupSwagger(app);
+    await app.init();
+    return {
+      app,
+      async close() {
+        await app.close();
+        await embedded?.stop();
+      },
+    };
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+}

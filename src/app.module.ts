@@ -1,0 +1,31 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { EnvelopeInterceptor } from './common/envelope/envelope.interceptor';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { ApiValidationPipe } from './common/validation/validation.pipe';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { EventsModule } from './events/events.module';
+import { GatewayModule } from './gateway/gateway.module';
+
+@Module({})
+export class AppModule {
+  /** `databaseUrl` is the resolved one: DATABASE_URL, or the embedded server's. */
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(databaseUrl),
+        GatewayModule,
+        EventsModule,
+      ],
+      providers: [
+        { provide: APP_PIPE, useClass: ApiValidationPipe },
+        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,41 @@
+import { requestContext } from '../request-context';
+
+export const API_VERSION = 'v1';
+
+export interface Pagination {
+  limit: number;
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/** A page of a list; the envelope puts `items` in `data` and `pagination` in `meta`. */
+export class Page<T> {
+  constructor(
+    readonly items: T[],
+    readonly pagination: Pagination,
+  ) {}
+
+  map<U>(fn: (item: T) => U): Page<U> {
+    return new Page(this.items.map(fn), this.pagination);
+  }
+}
+
+export interface Meta {
+  request_id: string;
+  api_version: string;
+  pagination?: Pagination;
+}
+
+export function meta(extra: Partial<Meta> = {}): Meta {
+  return { request_id: requestContext.requestId() ?? 'req_unknown', api_version: API_VERSION, ...extra };
+}
+
+export function successEnvelope(payload: unknown): { success: true; data: unknown; meta: Meta } {
+  if (payload instanceof Page)
+    return { success: true, data: payload.items, meta: meta({ pagination: payload.pagination }) };
+  return { success: true, data: payload ?? null, meta: meta() };
+}
+
+export function errorEnvelope(code: string, message: string, field: string | null) {
+  return { success: false as const, error: { code, message, field }, meta: meta() };
+}

@@ -1,0 +1,66 @@
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import type { Response } from 'express';
+import { sendApiError } from '../http/http-pipeline';
+import { requestContext } from '../request-context';
+import { ApiError } from './api-error';
+import { ErrorCode, statusOf } from './error-catalog';
+
+/** Maps every failure, ours or the framework's, to a catalog code in the failure envelope. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const error = this.toApiError(exception);
+    if (error.code === 'internal_error') {
+      this.logger.error({
+        msg: 'unhandled error',
+        request_id: requestContext.requestId(),
+        err: exception instanceof Error ? { message: exception.message, stack: exception.stack } : exception,
+      });
+    }
+    if (!response.headersSent) sendApiError(response, error);
+  }
+
+  private toApiError(exception: unknown): ApiError {
+    if (exception instanceof ApiError) return exception;
+    if (exception instanceof ThrottlerException) return new ApiError('rate_limited', 'Rate limit exceeded.');
+    // Nest's router throws a bare NotFoundException for paths no controller serves.
+    if (exception instanceof NotFoundException)
+      return new ApiError('route_not_found', 'No endpoint matches.');
+    if (exception instanceof HttpException)
+      return this.fromHttpStatus(exception.getStatus(), exception.message);
+    return new ApiError(
+      'internal_error',
+      'An unexpected error occurred. Quote the request id when reporting it.',
+    );
+  }
+
+  private fromHttpStatus(status: number, message: string): ApiError {
+    const byStatus: Partial<Record<number, ErrorCode>> = {
+      400: 'invalid_json',
+      401: 'authentication_required',
+      403: 'insufficient_scope',
+      404: 'route_not_found',
+      413: 'payload_too_large',
+      415: 'unsupported_media_type',
+      429: 'rate_limited',
+      503: 'service_unavailable',
+    };
+    const code = byStatus[status];
+    if (code && statusOf(code) === status) return new ApiError(code, message);
+    return new ApiError(
+      'internal_error',
+      'An unexpected error occurred. Quote the request id when reporting it.',
+    );
+  }
+}

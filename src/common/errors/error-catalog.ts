@@ -1,0 +1,75 @@
+/**
+ * The one error catalog. Every failure the API answers carries one of these codes;
+ * docs/errors.md is generated from this table and a test keeps the two in step.
+ */
+export const ERROR_CATALOG = {
+  invalid_json: { status: 400, description: 'The body is not valid JSON, or not a JSON object.' },
+  missing_field: { status: 400, description: 'A required field is absent (or null).' },
+  unknown_field: { status: 400, description: 'The body holds a field the endpoint does not accept.' },
+  invalid_query: { status: 400, description: 'A query parameter is unknown or has a wrong value.' },
+  invalid_cursor: { status: 400, description: 'The `starting_after` cursor is not one this API issued.' },
+  invalid_idempotency_key: {
+    status: 400,
+    description: 'The idempotency key is empty or longer than 255 characters.',
+  },
+  authentication_required: { status: 401, description: 'No bearer token was sent.' },
+  invalid_token: { status: 401, description: 'The bearer token is unknown, revoked or expired.' },
+  insufficient_scope: { status: 403, description: 'The token lacks a scope the endpoint requires.' },
+  tenant_forbidden: { status: 403, description: 'X-Tenant-ID names a tenant the token may not act for.' },
+  not_found: { status: 404, description: 'No such record in this tenant.' },
+  route_not_found: { status: 404, description: 'No endpoint has this method and path.' },
+  duplicate_subscriber: {
+    status: 409,
+    description: 'A subscriber with the same external_id or email exists.',
+  },
+  duplicate_tenant: { status: 409, description: 'A tenant with this slug exists.' },
+  duplicate_transaction: { status: 409, description: 'A transaction with this external_id exists.' },
+  invalid_state_transition: {
+    status: 409,
+    description: 'The record cannot move from its state to the one asked.',
+  },
+  idempotency_request_in_progress: {
+    status: 409,
+    description: 'A request with this idempotency key is still being processed.',
+  },
+  payload_too_large: { status: 413, description: 'The body is larger than 1 MiB.' },
+  unsupported_media_type: {
+    status: 415,
+    description: 'A body was sent with a Content-Type other than JSON.',
+  },
+  validation_failed: {
+    status: 422,
+    description: 'A field is present but its value is wrong (type, format, range).',
+  },
+  invalid_reference: {
+    status: 422,
+    description: 'A field names a record that does not exist in this tenant.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    description: 'The idempotency key was used before with a different request.',
+  },
+  allocation_exceeds_unallocated: { status: 422, description: 'Allocations exceed the unallocated amount.' },
+  allocation_exceeds_amount_due: {
+    status: 422,
+    description: "An allocation exceeds the invoice's amount due.",
+  },
+  currency_mismatch: { status: 422, description: 'The currencies of the records involved differ.' },
+  refund_exceeds_refundable: { status: 422, description: 'The refund exceeds what remains refundable.' },
+  rate_limited: { status: 429, description: 'The rate limit of the token (or IP) is exhausted.' },
+  abuse_blocked: {
+    status: 429,
+    description: 'Too many failed authentications from this IP; blocked for a while.',
+  },
+  internal_error: {
+    status: 500,
+    description: 'An unexpected failure; the request id locates it in the logs.',
+  },
+  service_unavailable: { status: 503, description: 'A dependency (the database) is unreachable.' },
+} as const satisfies Record<string, { status: number; description: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export function statusOf(code: ErrorCode): number {
+  return ERROR_CATALOG[code].status;
+}

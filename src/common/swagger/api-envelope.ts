@@ -1,0 +1,130 @@
+import { applyDecorators, Type } from '@nestjs/common';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { ERROR_CATALOG, ErrorCode } from '../errors/error-catalog';
+
+export class PaginationDto {
+  @ApiProperty({ example: 20 })
+  limit: number;
+
+  @ApiProperty({ example: true })
+  has_more: boolean;
+
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'WyIyMDI2LTExLTIxVDEwOjAwOjAwLjAwMFoiLCJzdWJfMDEiXQ',
+  })
+  next_cursor: string | null;
+}
+
+export class MetaDto {
+  @ApiProperty({ example: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  request_id: string;
+
+  @ApiProperty({ example: 'v1' })
+  api_version: string;
+
+  @ApiPropertyOptional({ type: PaginationDto, description: 'Present on lists.' })
+  pagination?: PaginationDto;
+}
+
+export class ErrorBodyDto {
+  @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'validation_failed' })
+  code: string;
+
+  @ApiProperty({ example: 'email must be an email' })
+  message: string;
+
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'email',
+    description: 'Dotted path of the offending field.',
+  })
+  field: string | null;
+}
+
+export class ErrorEnvelopeDto {
+  @ApiProperty({ example: false })
+  success: boolean;
+
+  @ApiProperty({ type: ErrorBodyDto })
+  error: ErrorBodyDto;
+
+  @ApiProperty({ type: MetaDto })
+  meta: MetaDto;
+}
+
+/** Documents a success answer: the SPEC 2.5 envelope around `model` (or an array of it, for lists). */
+export function ApiEnvelope(
+  model: Type<unknown>,
+  options: { status?: number; list?: boolean; description?: string } = {},
+) {
+  const data = options.list
+    ? { type: 'array', items: { $ref: getSchemaPath(model) } }
+    : { $ref: getSchemaPath(model) };
+  return applyDecorators(
+    ApiExtraModels(model, MetaDto, PaginationDto),
+    ApiResponse({
+      status: options.status ?? 200,
+      description: options.description ?? 'Success',
+      schema: {
+        type: 'object',
+        required: ['success', 'data', 'meta'],
+        properties: {
+          success: { type: 'boolean', example: true },
+          data,
+          meta: { $ref: getSchemaPath(MetaDto) },
+        },
+      },
+    }),
+  );
+}
+
+/** Documents the error answers of an endpoint, one example per code, grouped by status. */
+export function ApiErrors(...codes: ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of ['rate_limited', 'internal_error', ...codes] as ErrorCode[]) {
+    const status = ERROR_CATALOG[code].status;
+    byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
+  }
+  const responses = [...byStatus.entries()].map(([status, statusCodes]) =>
+    ApiResponse({
+      status,
+      description: statusCodes.map((code) => `\`${code}\`: ${ERROR_CATALOG[code].description}`).join('<br>'),
+      content: {
+        'application/json': {
+          schema: { $ref: getSchemaPath(ErrorEnvelopeDto) },
+          examples: Object.fromEntries(
+            statusCodes.map((code) => [
+              code,
+              {
+                value: {
+                  success: false,
+                  error: { code, message: ERROR_CATALOG[code].description, field: null },
+                  meta: { request_id: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB', api_version: 'v1' },
+                },
+              },
+            ]),
+          ),
+        },
+      },
+    }),
+  );
+  return applyDecorators(ApiExtraModels(ErrorEnvelopeDto, ErrorBodyDto, MetaDto), ...responses);
+}
+
+/** The errors every authenticated endpoint can answer. */
+export const AUTH_ERRORS: ErrorCode[] = [
+  'authentication_required',
+  'invalid_token',
+  'insufficient_scope',
+  'tenant_forbidden',
+  'abuse_blocked',
+];

@@ -1,0 +1,69 @@
+import { ArgumentMetadata, Injectable, PipeTransform, ValidationError } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { ApiError } from '../errors/api-error';
+
+interface Flattened {
+  field: string;
+  value: unknown;
+  constraints: Record<string, string>;
+}
+
+function flatten(errors: ValidationError[], parent = ''): Flattened[] {
+  return errors.flatMap((error) => {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    const own: Flattened[] = error.constraints
+      ? [{ field, value: error.value, constraints: error.constraints }]
+      : [];
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The one validation pipe. Bodies and queries are checked against their DTO class, and failures are sorted
+ * by DESIGN §2: an unknown or absent field is the request's shape (400), a wrong value is 422.
+ */
+@Injectable()
+export class ApiValidationPipe implements PipeTransform {
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const metatype = metadata.metatype;
+    if (
+      metadata.type === 'custom' ||
+      !metatype ||
+      [String, Number, Boolean, Array, Object].includes(metatype as never)
+    ) {
+      return value;
+    }
+    const isQuery = metadata.type === 'query';
+    if (metadata.type === 'body' && !isPlainObject(value)) {
+      throw new ApiError('invalid_json', 'The request body must be a JSON object.');
+    }
+    const instance = plainToInstance(metatype as new () => object, value ?? {}, {
+      exposeDefaultValues: true,
+    });
+    const errors = flatten(await validate(instance, { whitelist: true, forbidNonWhitelisted: true }));
+    if (errors.length === 0) return instance;
+
+    const unknown = errors.find((e) => 'whitelistValidation' in e.constraints);
+    if (unknown) {
+      throw new ApiError(
+        isQuery ? 'invalid_query' : 'unknown_field',
+        isQuery ? `Unknown query parameter ${unknown.field}.` : `Unknown field ${unknown.field}.`,
+        unknown.field,
+      );
+    }
+    // class-validator skips optional properties when absent, so an absent value here is a required one.
+    const missing = errors.find((e) => e.value === undefined || e.value === null);
+    if (missing && !isQuery) {
+      throw new ApiError('missing_field', `${missing.field} is required.`, missing.field);
+    }
+    const first = errors[0];
+    const message = Object.values(first.constraints)[0];
+    if (isQuery) throw new ApiError('invalid_query', message, first.field);
+    throw new ApiError('validation_failed', message, first.field);
+  }
+}

@@ -1,0 +1,36 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from './data-source-options';
+
+// Any constant: instances booting together take turns applying migrations instead of racing on CREATE TABLE.
+const MIGRATION_LOCK_ID = 7_340_021;
+
+export async function initializeDataSource(url: string): Promise<DataSource> {
+  const dataSource = await new DataSource(dataSourceOptions(url)).initialize();
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await runner.release();
+  }
+  return dataSource;
+}
+
+/** TypeORM on the given Postgres URL (a real server, or the embedded PGlite socket); migrations run on start. */
+@Module({})
+export class DatabaseModule {
+  static forRoot(url: string): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => dataSourceOptions(url),
+          dataSourceFactory: () => initializeDataSource(url),
+        }),
+      ],
+    };
+  }
+}

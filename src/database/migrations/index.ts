@@ -1,0 +1,4 @@
+import { Foundation1795235342641 } from './1795235342641-Foundation';
+
+/** Every migration, in order. A new migration file is added here too. */
+export const MIGRATIONS = [Foundation1795235342641];

@@ -1,0 +1,34 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../common/envelope/envelope';
+import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../common/swagger/api-envelope';
+import type { AuthContext } from '../common/request-context';
+import { Auth, RequireScopes } from '../gateway/auth/auth.decorators';
+import { EventResponseDto } from './dto/event-response.dto';
+import { ListEventsQueryDto } from './dto/list-events-query.dto';
+import { EventsService } from './events.service';
+
+@ApiTags('Events')
+@ApiBearerAuth()
+@Controller('api/v1/events')
+export class EventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Get()
+  @RequireScopes('events:read')
+  @ApiOperation({ summary: 'List the audit and automation event log, newest first' })
+  @ApiEnvelope(EventResponseDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
+  async list(@Auth() auth: AuthContext, @Query() query: ListEventsQueryDto): Promise<Page<EventResponseDto>> {
+    return (await this.events.list(auth.tenantId, query)).map(EventResponseDto.from);
+  }
+
+  @Get(':id')
+  @RequireScopes('events:read')
+  @ApiOperation({ summary: 'Get one event' })
+  @ApiEnvelope(EventResponseDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<EventResponseDto> {
+    return EventResponseDto.from(await this.events.getById(auth.tenantId, id));
+  }
+}

@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { Page } from '../common/envelope/envelope';
+import { ApiError } from '../common/errors/api-error';
+import { newId } from '../common/ids';
+import { paginate } from '../common/pagination';
+import { requestContext } from '../common/request-context';
+import { ListEventsQueryDto } from './dto/list-events-query.dto';
+import { EventRecord } from './event.entity';
+
+export interface NewEvent {
+  tenantId: string;
+  type: string;
+  subjectId: string | null;
+  object: object;
+  /** Extra keys beside `object` in `data`, e.g. `changed_fields` or `{from, to, reason}`. */
+  details?: Record<string, unknown>;
+}
+
+@Injectable()
+export class EventsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Appends an event through the caller's transaction, so it commits or rolls back with the change. */
+  async append(manager: EntityManager, event: NewEvent): Promise<EventRecord> {
+    const record = manager.create(EventRecord, {
+      id: newId('evt'),
+      tenantId: event.tenantId,
+      type: event.type,
+      subjectId: event.subjectId,
+      data: { object: event.object, ...event.details },
+      requestId: requestContext.requestId(),
+      actor: requestContext.actor(),
+      createdAt: new Date(),
+    });
+    // jsonb `data` is free-form, which TypeORM's deep-partial insert type cannot express.
+    await manager.insert(EventRecord, record as QueryDeepPartialEntity<EventRecord>);
+    return record;
+  }
+
+  list(tenantId: string, query: ListEventsQueryDto): Promise<Page<EventRecord>> {
+    const qb = this.dataSource
+      .getRepository(EventRecord)
+      .createQueryBuilder('event')
+      .where('event.tenantId = :tenantId', {
+        tenantId,
+      });
+    if (query.type?.endsWith('.*')) {
+      qb.andWhere('event.type LIKE :typePrefix', { typePrefix: `${query.type.slice(0, -1)}%` });
+    } else if (query.type) {
+      qb.andWhere('event.type = :type', { type: query.type });
+    }
+    if (query.subject_id) qb.andWhere('event.subjectId = :subjectId', { subjectId: query.subject_id });
+    return paginate(qb, query);
+  }
+
+  async getById(tenantId: string, id: string): Promise<EventRecord> {
+    const event = await this.dataSource.getRepository(EventRecord).findOneBy({ tenantId, id });
+    if (!event) throw ApiError.notFound('event', id);
+    return event;
+  }
+}

@@ -1,0 +1,42 @@
+import { Controller, Get } from '@nestjs/common';
+import { SkipThrottle } from '@nestjs/throttler';
+import { ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope';
+import { Public } from '../auth/auth.decorators';
+
+class HealthDto {
+  @ApiProperty({ example: 'ok' }) status: string;
+  @ApiProperty({ example: { database: 'ok' }, required: false }) checks?: Record<string, string>;
+}
+
+/** Probes for load balancers and orchestrators: public and outside the rate limit. */
+@ApiTags('Gateway')
+@Public()
+@SkipThrottle()
+@Controller('health')
+export class HealthController {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  @Get('live')
+  @ApiOperation({ summary: 'The process is up' })
+  @ApiEnvelope(HealthDto)
+  live(): HealthDto {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @ApiOperation({ summary: 'The process can serve: the database answers' })
+  @ApiEnvelope(HealthDto)
+  @ApiErrors('service_unavailable')
+  async ready(): Promise<HealthDto> {
+    try {
+      await this.dataSource.query('SELECT 1');
+    } catch {
+      throw new ApiError('service_unavailable', 'The database is unreachable.');
+    }
+    return { status: 'ok', checks: { database: 'ok' } };
+  }
+}

@@ -1,0 +1,16 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ThrottlerStorage } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+import { COUNTER_STORE, type CounterStore } from './counter-store';
+
+/** Lets @nestjs/throttler count in our CounterStore (memory, or Redis when REDIS_URL is set). */
+@Injectable()
+export class CounterThrottlerStorage implements ThrottlerStorage {
+  constructor(@Inject(COUNTER_STORE) private readonly counters: CounterStore) {}
+
+  async increment(key: string, ttlMs: number, limit: number): Promise<ThrottlerStorageRecord> {
+    const { count, resetMs } = await this.counters.hit(`rl:${key}`, ttlMs);
+    const timeToExpire = Math.max(1, Math.ceil(resetMs / 1000));
+    return { totalHits: count, timeToExpire, isBlocked: count > limit, timeToBlockExpire: timeToExpire };
+  }
+}

@@ -1,0 +1,80 @@
+import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import {
+  getOptionsToken,
+  getStorageToken,
+  ThrottlerGuard,
+  type ThrottlerModuleOptions,
+  type ThrottlerRequest,
+  ThrottlerStorage,
+} from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { ApiError } from '../../common/errors/api-error';
+import { hashToken } from '../tokens/token-secret';
+import { AbuseService } from './abuse.service';
+import { bearerToken, clientIp } from '../auth/request-credentials';
+
+/**
+ * The global rate limiter: one budget per token (per IP for callers without one), shared by every route, and the
+ * abuse block checked before it. Sets the IETF RateLimit headers beside the familiar X-RateLimit-* ones.
+ */
+@Injectable()
+export class RateLimitGuard extends ThrottlerGuard {
+  constructor(
+    @Inject(getOptionsToken()) options: ThrottlerModuleOptions,
+    @Inject(getStorageToken()) storage: ThrottlerStorage,
+    reflector: Reflector,
+    private readonly abuse: AbuseService,
+  ) {
+    super(options, storage, reflector);
+  }
+
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<Request>();
+    const blockedForS = await this.abuse.blockedForS(clientIp(req));
+    if (blockedForS > 0) {
+      throw new ApiError(
+        'abuse_blocked',
+        `Too many failed authentications from this address; try again in ${blockedForS} s.`,
+        null,
+        { 'Retry-After': String(blockedForS) },
+      );
+    }
+    return super.canActivate(context);
+  }
+
+  protected override getTracker(req: Record<string, unknown>): Promise<string> {
+    const request = req as unknown as Request;
+    const token = bearerToken(request);
+    return Promise.resolve(token ? `token:${hashToken(token)}` : `ip:${clientIp(request)}`);
+  }
+
+  protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
+    return `${name}:${tracker}`;
+  }
+
+  protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
+    const { context, limit, ttl, throttler, getTracker, generateKey } = props;
+    const req = context.switchToHttp().getRequest<Request>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const name = throttler.name ?? 'default';
+    const key = generateKey(context, await getTracker(req, context), name);
+    const record = await this.storageService.increment(key, ttl, limit, props.blockDuration, name);
+    const remaining = Math.max(0, limit - record.totalHits);
+    const windowS = Math.ceil(ttl / 1000);
+    res.setHeader('RateLimit-Policy', `"${name}";q=${limit};w=${windowS}`);
+    res.setHeader('RateLimit', `"${name}";r=${remaining};t=${record.timeToExpire}`);
+    res.setHeader('X-RateLimit-Limit', String(limit));
+    res.setHeader('X-RateLimit-Remaining', String(remaining));
+    res.setHeader('X-RateLimit-Reset', String(record.timeToExpire));
+    if (record.isBlocked) {
+      throw new ApiError(
+        'rate_limited',
+        `Rate limit of ${limit} requests per ${windowS} s exceeded; retry in ${record.timeToExpire} s.`,
+        null,
+        { 'Retry-After': String(record.timeToExpire) },
+      );
+    }
+    return true;
+  }
+}

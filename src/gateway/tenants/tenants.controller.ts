@@ -1,0 +1,41 @@
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../../common/envelope/envelope';
+import { PageQueryDto } from '../../common/pagination';
+import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
+import { RequireScopes } from '../auth/auth.decorators';
+import { CreateTenantDto, TenantResponseDto } from './dto/tenant.dto';
+import { TenantsService } from './tenants.service';
+
+@ApiTags('Admin')
+@ApiBearerAuth()
+@Controller('api/v1/tenants')
+export class TenantsController {
+  constructor(private readonly tenants: TenantsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScopes('admin')
+  @ApiOperation({ summary: 'Create a tenant (admin)' })
+  @ApiEnvelope(TenantResponseDto, { status: 201 })
+  @ApiErrors(
+    ...AUTH_ERRORS,
+    'invalid_json',
+    'missing_field',
+    'unknown_field',
+    'validation_failed',
+    'duplicate_tenant',
+  )
+  async create(@Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
+    return TenantResponseDto.from(await this.tenants.create(dto.slug, dto.name));
+  }
+
+  @Get()
+  @RequireScopes('admin')
+  @ApiOperation({ summary: 'List tenants (admin)' })
+  @ApiEnvelope(TenantResponseDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
+  async list(@Query() query: PageQueryDto): Promise<Page<TenantResponseDto>> {
+    return (await this.tenants.list(query)).map(TenantResponseDto.from);
+  }
+}

@@ -1,0 +1,66 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Page } from '../../common/envelope/envelope';
+import { ApiError } from '../../common/errors/api-error';
+import { isUniqueViolation } from '../../common/errors/postgres-errors';
+import { newId } from '../../common/ids';
+import { paginate, PageQueryDto } from '../../common/pagination';
+import { EventsService } from '../../events/events.service';
+import { TenantResponseDto } from './dto/tenant.dto';
+import { Tenant } from './tenant.entity';
+
+export const DEFAULT_TENANT_SLUG = 'default';
+
+@Injectable()
+export class TenantsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly events: EventsService,
+  ) {}
+
+  async create(slug: string, name: string): Promise<Tenant> {
+    try {
+      return await this.dataSource.transaction((manager) => this.insert(manager, slug, name));
+    } catch (error) {
+      if (isUniqueViolation(error, 'uq_tenants_slug')) {
+        throw new ApiError('duplicate_tenant', `A tenant with slug ${slug} already exists.`, 'slug');
+      }
+      throw error;
+    }
+  }
+
+  /** Returns the tenant with this slug, creating it if needed; safe when two processes boot at once. */
+  async ensure(slug: string, name: string): Promise<Tenant> {
+    const existing = await this.findByIdOrSlug(slug);
+    if (existing) return existing;
+    try {
+      return await this.create(slug, name);
+    } catch (error) {
+      const raced = await this.findByIdOrSlug(slug);
+      if (raced) return raced;
+      throw error;
+    }
+  }
+
+  findByIdOrSlug(idOrSlug: string): Promise<Tenant | null> {
+    const column = idOrSlug.startsWith('ten_') ? 'id' : 'slug';
+    return this.dataSource.getRepository(Tenant).findOneBy({ [column]: idOrSlug });
+  }
+
+  list(query: PageQueryDto): Promise<Page<Tenant>> {
+    return paginate(this.dataSource.getRepository(Tenant).createQueryBuilder('tenant'), query);
+  }
+
+  private async insert(manager: EntityManager, slug: string, name: string): Promise<Tenant> {
+    const tenant = manager.create(Tenant, { id: newId('ten'), slug, name, createdAt: new Date() });
+    await manager.insert(Tenant, tenant);
+    await this.events.append(manager, {
+      tenantId: tenant.id,
+      type: 'tenant.created',
+      subjectId: tenant.id,
+      object: TenantResponseDto.from(tenant),
+    });
+    return tenant;
+  }
+}

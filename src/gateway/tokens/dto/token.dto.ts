@@ -1,0 +1,97 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsDateString,
+  IsIn,
+  IsOptional,
+  IsString,
+  Length,
+  MaxLength,
+} from 'class-validator';
+import { SCOPES, type Scope } from '../../auth/scopes';
+import { ApiToken } from '../api-token.entity';
+
+export class CreateTokenDto {
+  @ApiPropertyOptional({
+    example: 'acme-fiber',
+    description: 'Tenant id or slug the token belongs to; defaults to the tenant the request acts for.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  tenant?: string;
+
+  @ApiProperty({ example: 'billing sync' })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({ enum: SCOPES, isArray: true, example: ['subscribers:*', 'billing:read'] })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(SCOPES.length)
+  @IsIn(SCOPES, { each: true, message: `each scope must be one of ${SCOPES.join(', ')}` })
+  scopes: Scope[];
+
+  @ApiPropertyOptional({
+    example: '2027-11-21T00:00:00.000Z',
+    description: 'Omitted: the token does not expire.',
+  })
+  @IsOptional()
+  @IsDateString({ strict: true })
+  expires_at?: string;
+}
+
+export class TokenResponseDto {
+  @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  id: string;
+
+  @ApiProperty({ example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  tenant_id: string;
+
+  @ApiProperty({ example: 'billing sync' })
+  name: string;
+
+  @ApiProperty({ example: 'isk_AbCd', description: 'The first characters of the token, for recognising it.' })
+  prefix: string;
+
+  @ApiProperty({ example: 'x9Yz' })
+  last4: string;
+
+  @ApiProperty({ enum: SCOPES, isArray: true })
+  scopes: string[];
+
+  @ApiProperty({ nullable: true, type: String })
+  expires_at: string | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  revoked_at: string | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  last_used_at: string | null;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  created_at: string;
+
+  static from(token: ApiToken): TokenResponseDto {
+    return {
+      id: token.id,
+      tenant_id: token.tenantId,
+      name: token.name,
+      prefix: token.prefix,
+      last4: token.last4,
+      scopes: token.scopes,
+      expires_at: token.expiresAt?.toISOString() ?? null,
+      revoked_at: token.revokedAt?.toISOString() ?? null,
+      last_used_at: token.lastUsedAt?.toISOString() ?? null,
+      created_at: token.createdAt.toISOString(),
+    };
+  }
+}
+
+export class IssuedTokenResponseDto extends TokenResponseDto {
+  @ApiProperty({ example: 'isk_4m9…', description: 'The secret. Shown in this response only; store it now.' })
+  token: string;
+}

@@ -1,0 +1,63 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../../common/envelope/envelope';
+import { ApiError } from '../../common/errors/api-error';
+import { PageQueryDto } from '../../common/pagination';
+import type { AuthContext } from '../../common/request-context';
+import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
+import { Auth, RequireScopes } from '../auth/auth.decorators';
+import { TenantsService } from '../tenants/tenants.service';
+import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
+import { TokensService } from './tokens.service';
+
+@ApiTags('Admin')
+@ApiBearerAuth()
+@Controller('api/v1/tokens')
+export class TokensController {
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly tenants: TenantsService,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScopes('admin')
+  @ApiOperation({ summary: 'Issue an API token (admin); the secret is in this response only' })
+  @ApiEnvelope(IssuedTokenResponseDto, { status: 201 })
+  @ApiErrors(
+    ...AUTH_ERRORS,
+    'invalid_json',
+    'missing_field',
+    'unknown_field',
+    'validation_failed',
+    'invalid_reference',
+  )
+  async create(@Auth() auth: AuthContext, @Body() dto: CreateTokenDto): Promise<IssuedTokenResponseDto> {
+    const tenant = await this.tenants.findByIdOrSlug(dto.tenant ?? auth.tenantId);
+    if (!tenant) throw new ApiError('invalid_reference', `No tenant ${dto.tenant} exists.`, 'tenant');
+    const expiresAt = dto.expires_at ? new Date(dto.expires_at) : null;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) {
+      throw new ApiError('validation_failed', 'expires_at must be in the future.', 'expires_at');
+    }
+    const issued = await this.tokens.issue({ tenant, name: dto.name, scopes: dto.scopes, expiresAt });
+    return { ...TokenResponseDto.from(issued.token), token: issued.secret };
+  }
+
+  @Get()
+  @RequireScopes('admin')
+  @ApiOperation({ summary: 'List the tokens of the tenant the request acts for (admin)' })
+  @ApiEnvelope(TokenResponseDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
+  async list(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<TokenResponseDto>> {
+    return (await this.tokens.list(auth.tenantId, query)).map(TokenResponseDto.from);
+  }
+
+  @Delete(':id')
+  @RequireScopes('admin')
+  @ApiOperation({ summary: 'Revoke a token (admin); it stops working at once' })
+  @ApiEnvelope(TokenResponseDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async revoke(@Auth() auth: AuthContext, @Param('id') id: string): Promise<TokenResponseDto> {
+    return TokenResponseDto.from(await this.tokens.revoke(auth.tenantId, id));
+  }
+}

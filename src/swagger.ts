@@ -1,0 +1,45 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { API_VERSION } from './common/envelope/envelope';
+
+const DESCRIPTION = `The HTTP API an internet service provider runs its business on: subscribers, billing, support
+tickets, network provisioning, webhooks and an audit log.
+
+Every response is an envelope: \`{success, data, meta:{request_id, api_version}}\` on success (lists add
+\`meta.pagination\`), \`{success:false, error:{code, message, field}, meta}\` on failure. Error codes are listed per
+endpoint; the whole catalog is in docs/errors.md. Send \`Authorization: Bearer <token>\` on every call but the public
+ones; \`GET /api/v1\` states the rate limits before your first real call.`;
+
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('ISP Subscriber, Billing and Automation API')
+    .setDescription(DESCRIPTION)
+    .setVersion(API_VERSION)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API token: isk_…' })
+    .addGlobalParameters(
+      {
+        name: 'X-Tenant-ID',
+        in: 'header',
+        required: false,
+        description:
+          "Tenant id or slug to act for; defaults to the token's own tenant. Admin tokens may name any.",
+        schema: { type: 'string' },
+      },
+      {
+        name: 'X-Request-ID',
+        in: 'header',
+        required: false,
+        description: 'Your trace id (≤ 128 of A-Z a-z 0-9 . _ : -); echoed back and in meta.request_id.',
+        schema: { type: 'string' },
+      },
+    )
+    .build();
+  return SwaggerModule.createDocument(app, config);
+}
+
+export function setupSwagger(app: INestApplication): void {
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'docs/openapi.json',
+    yamlDocumentUrl: 'docs/openapi.yaml',
+  });
+}
