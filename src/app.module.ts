@@ -8,6 +8,9 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { GatewayModule } from './gateway/gateway.module';
+import { IdempotencyInterceptor } from './gateway/idempotency/idempotency.interceptor';
+import { SubscribersModule } from './subscribers/subscribers.module';
+import { BillingProfilesModule } from './billing/profiles/billing-profiles.module';
 
 @Module({})
 export class AppModule {
@@ -20,10 +23,14 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl),
         GatewayModule,
         EventsModule,
+        BillingProfilesModule,
+        SubscribersModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
+        // Interceptors nest in this order: the envelope outermost, idempotency inside it (it stores the enveloped answer).
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
     };

@@ -34,7 +34,28 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
     )
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return documentIdempotencyKeys(SwaggerModule.createDocument(app, config));
+}
+
+/** Every POST takes an idempotency key (the interceptor applies to all of them) unless marked @SkipIdempotency(). */
+function documentIdempotencyKeys(document: OpenAPIObject): OpenAPIObject {
+  for (const path of Object.values(document.paths)) {
+    const post = path.post;
+    if (!post || (post as { 'x-idempotency'?: boolean })['x-idempotency'] === false) continue;
+    post.parameters = [
+      ...(post.parameters ?? []),
+      {
+        name: 'X-Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'A key of your choosing (1–255 characters; `Idempotency-Key` also works) that makes a retry safe: ' +
+          'the same key and body within 24 h answer the first result again with `Idempotent-Replayed: true`.',
+        schema: { type: 'string', maxLength: 255 },
+      },
+    ];
+  }
+  return document;
 }
 
 export function setupSwagger(app: INestApplication): void {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { EntityManager } from 'typeorm';
 
 export interface Actor {
   type: 'token' | 'system' | 'cli';
@@ -13,9 +14,18 @@ export interface AuthContext {
   scopes: string[];
 }
 
+/** Set by the idempotency interceptor; TransactionRunner calls `claim` inside the request's transaction. */
+export interface IdempotencyClaim {
+  claim(manager: EntityManager): Promise<void>;
+  claimed: boolean;
+}
+
 export interface RequestContext {
   requestId: string;
   auth?: AuthContext;
+  idempotency?: IdempotencyClaim;
+  /** Set where no token acts (the CLI); when present it names the actor of the events written. */
+  actor?: Actor;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -31,7 +41,8 @@ export const requestContext = {
     return storage.getStore()?.requestId ?? null;
   },
   actor(): Actor {
-    const auth = storage.getStore()?.auth;
-    return auth ? { type: 'token', id: auth.tokenId } : { type: 'system', id: null };
+    const store = storage.getStore();
+    if (store?.actor) return store.actor;
+    return store?.auth ? { type: 'token', id: store.auth.tokenId } : { type: 'system', id: null };
   },
 };

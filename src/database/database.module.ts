@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './data-source-options';
+import { TransactionRunner } from './transaction-runner';
 
 // Any constant: instances booting together take turns applying migrations instead of racing on CREATE TABLE.
 const MIGRATION_LOCK_ID = 7_340_021;
@@ -25,6 +26,9 @@ export class DatabaseModule {
   static forRoot(url: string): DynamicModule {
     return {
       module: DatabaseModule,
+      global: true,
+      providers: [TransactionRunner],
+      exports: [TransactionRunner],
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => dataSourceOptions(url),

@@ -1,6 +1,9 @@
+import { BillingProfile } from '../billing/profiles/billing-profile.entity';
 import { EventRecord } from '../events/event.entity';
+import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
 import { ApiToken } from '../gateway/tokens/api-token.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
+import { Subscriber } from '../subscribers/subscriber.entity';
 
 /** Every entity of the service, in one list for the DataSource and the migration drift check. */
-export const ENTITIES = [Tenant, ApiToken, EventRecord];
+export const ENTITIES = [Tenant, ApiToken, EventRecord, IdempotencyKey, BillingProfile, Subscriber];

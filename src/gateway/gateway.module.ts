@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { AuthGuard } from './auth/auth.guard';
 import { BootstrapService } from './bootstrap.service';
+import { IdempotencyService } from './idempotency/idempotency.service';
 import { GatewayInfoController } from './info/gateway-info.controller';
 import { HealthController } from './info/health.controller';
 import { AbuseService } from './rate-limit/abuse.service';
@@ -47,11 +48,12 @@ const counterStoreProvider = {
     TenantsService,
     TokensService,
     BootstrapService,
+    IdempotencyService,
     // Guards run in this order: the rate limit (and abuse block) first, then authentication and scopes.
     { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [TenantsService, TokensService],
+  exports: [TenantsService, TokensService, IdempotencyService],
 })
 export class GatewayModule implements OnApplicationShutdown {
   constructor(@Inject(COUNTER_STORE) private readonly counters: CounterStore) {}

@@ -30,7 +30,13 @@ export function meta(extra: Partial<Meta> = {}): Meta {
   return { request_id: requestContext.requestId() ?? 'req_unknown', api_version: API_VERSION, ...extra };
 }
 
-export function successEnvelope(payload: unknown): { success: true; data: unknown; meta: Meta } {
+/** An answer already enveloped (an idempotent replay), passed through untouched. */
+export class PrebuiltEnvelope {
+  constructor(readonly body: object) {}
+}
+
+export function successEnvelope(payload: unknown): object {
+  if (payload instanceof PrebuiltEnvelope) return payload.body;
   if (payload instanceof Page)
     return { success: true, data: payload.items, meta: meta({ pagination: payload.pagination }) };
   return { success: true, data: payload ?? null, meta: meta() };

@@ -128,3 +128,20 @@ export const AUTH_ERRORS: ErrorCode[] = [
   'tenant_forbidden',
   'abuse_blocked',
 ];
+
+/** The errors of every endpoint that takes a JSON body. */
+export const BODY_ERRORS: ErrorCode[] = [
+  'invalid_json',
+  'missing_field',
+  'unknown_field',
+  'payload_too_large',
+  'unsupported_media_type',
+  'validation_failed',
+];
+
+/** The errors a POST can answer about its X-Idempotency-Key. */
+export const IDEMPOTENCY_ERRORS: ErrorCode[] = [
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'idempotency_request_in_progress',
+];

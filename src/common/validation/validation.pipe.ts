@@ -62,7 +62,10 @@ export class ApiValidationPipe implements PipeTransform {
       throw new ApiError('missing_field', `${missing.field} is required.`, missing.field);
     }
     const first = errors[0];
-    const message = Object.values(first.constraints)[0];
+    // A wrong type says more than a length or range rule of the same field.
+    const [, message] = Object.entries(first.constraints).sort(
+      ([a], [b]) => Number(!a.startsWith('is')) - Number(!b.startsWith('is')),
+    )[0];
     if (isQuery) throw new ApiError('invalid_query', message, first.field);
     throw new ApiError('validation_failed', message, first.field);
   }

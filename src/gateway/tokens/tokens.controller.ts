@@ -6,6 +6,7 @@ import { PageQueryDto } from '../../common/pagination';
 import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
 import { Auth, RequireScopes } from '../auth/auth.decorators';
+import { SkipIdempotency } from '../idempotency/idempotency.interceptor';
 import { TenantsService } from '../tenants/tenants.service';
 import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
 import { TokensService } from './tokens.service';
@@ -22,6 +23,7 @@ export class TokensController {
   @Post()
   @HttpCode(201)
   @RequireScopes('admin')
+  @SkipIdempotency() // the answer holds the secret, which is never stored
   @ApiOperation({ summary: 'Issue an API token (admin); the secret is in this response only' })
   @ApiEnvelope(IssuedTokenResponseDto, { status: 201 })
   @ApiErrors(

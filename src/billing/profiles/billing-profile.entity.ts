@@ -1,0 +1,36 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/** A finance configuration subscribers are billed under. */
+@Entity('billing_profiles')
+@Index('ix_billing_profiles_tenant_created', ['tenantId', 'createdAt', 'id'])
+export class BillingProfile {
+  @Column('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  id: string;
+
+  @Column('text')
+  name: string;
+
+  /** ISO 4217, upper case. */
+  @Column('text')
+  currency: string;
+
+  /** Day of the month invoices are issued, 1–28 so every month has it. */
+  @Column('integer')
+  billingDay: number;
+
+  @Column('integer')
+  paymentTermsDays: number;
+
+  /** Days past due after which the subscriber is suspended for non-payment; null: never. */
+  @Column('integer', { nullable: true })
+  autoSuspendAfterDays: number | null;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}

@@ -1,0 +1,67 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../../common/envelope/envelope';
+import { PageQueryDto } from '../../common/pagination';
+import type { AuthContext } from '../../common/request-context';
+import {
+  ApiEnvelope,
+  ApiErrors,
+  AUTH_ERRORS,
+  BODY_ERRORS,
+  IDEMPOTENCY_ERRORS,
+} from '../../common/swagger/api-envelope';
+import { Auth, RequireScopes } from '../../gateway/auth/auth.decorators';
+import { BillingProfilesService } from './billing-profiles.service';
+import {
+  BillingProfileDto,
+  CreateBillingProfileDto,
+  UpdateBillingProfileDto,
+} from './dto/billing-profile.dto';
+
+@ApiTags('Billing')
+@ApiBearerAuth()
+@Controller('api/v1/billing-profiles')
+export class BillingProfilesController {
+  constructor(private readonly profiles: BillingProfilesService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScopes('billing:write')
+  @ApiOperation({ summary: 'Create a billing profile' })
+  @ApiEnvelope(BillingProfileDto, { status: 201 })
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
+  async create(@Auth() auth: AuthContext, @Body() dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
+    return BillingProfileDto.from(await this.profiles.create(auth.tenantId, dto));
+  }
+
+  @Get()
+  @RequireScopes('billing:read')
+  @ApiOperation({ summary: 'List billing profiles' })
+  @ApiEnvelope(BillingProfileDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
+  async list(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<BillingProfileDto>> {
+    return (await this.profiles.list(auth.tenantId, query)).map(BillingProfileDto.from);
+  }
+
+  @Get(':id')
+  @RequireScopes('billing:read')
+  @ApiOperation({ summary: 'Get a billing profile' })
+  @ApiEnvelope(BillingProfileDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<BillingProfileDto> {
+    return BillingProfileDto.from(await this.profiles.getById(auth.tenantId, id));
+  }
+
+  @Patch(':id')
+  @RequireScopes('billing:write')
+  @ApiOperation({ summary: 'Change a billing profile' })
+  @ApiEnvelope(BillingProfileDto)
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
+  async update(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() dto: UpdateBillingProfileDto,
+  ): Promise<BillingProfileDto> {
+    return BillingProfileDto.from(await this.profiles.update(auth.tenantId, id, dto));
+  }
+}

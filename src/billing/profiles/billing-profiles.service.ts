@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Page } from '../../common/envelope/envelope';
+import { ApiError } from '../../common/errors/api-error';
+import { newId } from '../../common/ids';
+import { paginate, PageQueryDto } from '../../common/pagination';
+import { TransactionRunner } from '../../database/transaction-runner';
+import { EventsService } from '../../events/events.service';
+import { BillingProfile } from './billing-profile.entity';
+import {
+  BillingProfileDto,
+  CreateBillingProfileDto,
+  UpdateBillingProfileDto,
+} from './dto/billing-profile.dto';
+
+const NOT_NULLABLE = ['name', 'currency', 'billing_day', 'payment_terms_days'] as const;
+
+@Injectable()
+export class BillingProfilesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+  ) {}
+
+  create(tenantId: string, dto: CreateBillingProfileDto): Promise<BillingProfile> {
+    return this.tx.run(async (manager) => {
+      const now = new Date();
+      const profile = manager.create(BillingProfile, {
+        id: newId('bp'),
+        tenantId,
+        name: dto.name,
+        currency: dto.currency,
+        billingDay: dto.billing_day,
+        paymentTermsDays: dto.payment_terms_days ?? 14,
+        autoSuspendAfterDays: dto.auto_suspend_after_days ?? null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await manager.insert(BillingProfile, profile);
+      await this.events.append(manager, {
+        tenantId,
+        type: 'billing_profile.created',
+        subjectId: profile.id,
+        object: BillingProfileDto.from(profile),
+      });
+      return profile;
+    });
+  }
+
+  update(tenantId: string, id: string, dto: UpdateBillingProfileDto): Promise<BillingProfile> {
+    for (const field of NOT_NULLABLE) {
+      if (dto[field] === null) throw new ApiError('validation_failed', `${field} cannot be null.`, field);
+    }
+    return this.tx.run(async (manager) => {
+      const profile = await this.lockById(manager, tenantId, id);
+      const changes: Partial<BillingProfile> = {
+        name: dto.name,
+        currency: dto.currency,
+        billingDay: dto.billing_day,
+        paymentTermsDays: dto.payment_terms_days,
+        autoSuspendAfterDays: dto.auto_suspend_after_days,
+      };
+      const changed = (Object.keys(changes) as (keyof BillingProfile)[]).filter(
+        (key) => changes[key] !== undefined && changes[key] !== profile[key],
+      );
+      if (changed.length === 0) return profile;
+      Object.assign(profile, Object.fromEntries(changed.map((key) => [key, changes[key]])), {
+        updatedAt: new Date(),
+      });
+      await manager.save(BillingProfile, profile);
+      await this.events.append(manager, {
+        tenantId,
+        type: 'billing_profile.updated',
+        subjectId: profile.id,
+        object: BillingProfileDto.from(profile),
+        details: {
+          changed_fields: changed.map((key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)),
+        },
+      });
+      return profile;
+    });
+  }
+
+  async getById(tenantId: string, id: string): Promise<BillingProfile> {
+    const profile = await this.dataSource.getRepository(BillingProfile).findOneBy({ tenantId, id });
+    if (!profile) throw ApiError.notFound('billing profile', id);
+    return profile;
+  }
+
+  /** For references from other records: 422 invalid_reference naming `field` when the profile is not the tenant's. */
+  async assertExists(
+    manager: EntityManager,
+    tenantId: string,
+    id: string,
+    field: string,
+  ): Promise<BillingProfile> {
+    const profile = await manager.findOneBy(BillingProfile, { tenantId, id });
+    if (!profile) throw new ApiError('invalid_reference', `No billing profile ${id} exists.`, field);
+    return profile;
+  }
+
+  list(tenantId: string, query: PageQueryDto): Promise<Page<BillingProfile>> {
+    const qb = this.dataSource
+      .getRepository(BillingProfile)
+      .createQueryBuilder('profile')
+      .where('profile.tenantId = :tenantId', { tenantId });
+    return paginate(qb, query);
+  }
+
+  private async lockById(manager: EntityManager, tenantId: string, id: string): Promise<BillingProfile> {
+    const profile = await manager.findOne(BillingProfile, {
+      where: { tenantId, id },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!profile) throw ApiError.notFound('billing profile', id);
+    return profile;
+  }
+}

@@ -1,0 +1,69 @@
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsCurrency } from '../../../common/validation/is-currency';
+import { BillingProfile } from '../billing-profile.entity';
+
+export class CreateBillingProfileDto {
+  @ApiProperty({ example: 'Residential monthly' })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({ example: 'USD', description: 'ISO 4217.' })
+  @IsCurrency()
+  currency: string;
+
+  @ApiProperty({ example: 1, minimum: 1, maximum: 28 })
+  @IsInt()
+  @Min(1)
+  @Max(28)
+  billing_day: number;
+
+  @ApiPropertyOptional({ example: 14, minimum: 0, maximum: 365, default: 14 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(365)
+  payment_terms_days?: number;
+
+  @ApiPropertyOptional({
+    example: 30,
+    minimum: 1,
+    maximum: 365,
+    nullable: true,
+    type: Number,
+    description: 'Suspend for non-payment this many days after the due date; null: never.',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  auto_suspend_after_days?: number | null;
+}
+
+/** PATCH: only the fields sent change. Null is accepted only for auto_suspend_after_days (the service checks). */
+export class UpdateBillingProfileDto extends PartialType(CreateBillingProfileDto) {}
+
+export class BillingProfileDto {
+  @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: 'Residential monthly' }) name: string;
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiProperty({ example: 1 }) billing_day: number;
+  @ApiProperty({ example: 14 }) payment_terms_days: number;
+  @ApiProperty({ example: 30, nullable: true, type: Number }) auto_suspend_after_days: number | null;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
+
+  static from(profile: BillingProfile): BillingProfileDto {
+    return {
+      id: profile.id,
+      name: profile.name,
+      currency: profile.currency,
+      billing_day: profile.billingDay,
+      payment_terms_days: profile.paymentTermsDays,
+      auto_suspend_after_days: profile.autoSuspendAfterDays,
+      created_at: profile.createdAt.toISOString(),
+      updated_at: profile.updatedAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,134 @@
+import {
+  CallHandler,
+  ExecutionContext,
+  HttpStatus,
+  Injectable,
+  NestInterceptor,
+  SetMetadata,
+} from '@nestjs/common';
+import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
+import { Reflector } from '@nestjs/core';
+import { ApiExtension } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { catchError, from, mergeMap, Observable, of } from 'rxjs';
+import { PrebuiltEnvelope, successEnvelope } from '../../common/envelope/envelope';
+import { ApiError } from '../../common/errors/api-error';
+import { requestContext } from '../../common/request-context';
+import { IdempotencyKey } from './idempotency-key.entity';
+import { IdempotencyService, type KeyScope, requestFingerprint } from './idempotency.service';
+
+const SKIP_IDEMPOTENCY = 'isp:skip-idempotency';
+
+/** For a POST whose answer must never be stored (it carries a secret): a key is ignored there. */
+export const SkipIdempotency = () => {
+  const mark = SetMetadata(SKIP_IDEMPOTENCY, true);
+  const doc = ApiExtension('x-idempotency', false);
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    mark(target, key!, descriptor!);
+    doc(target, key, descriptor);
+  };
+};
+
+/** Thrown inside the effect's transaction when another request holds the same key; rolls that transaction back. */
+class KeyHeldElsewhere extends Error {}
+
+function idempotencyKeyOf(req: Request): string | null {
+  const raw = req.headers['x-idempotency-key'] ?? req.headers['idempotency-key'];
+  if (raw === undefined) return null;
+  const key = Array.isArray(raw) ? raw[0] : raw;
+  if (key.length === 0 || key.length > 255) {
+    throw new ApiError(
+      'invalid_idempotency_key',
+      'The idempotency key must be 1 to 255 characters.',
+      'X-Idempotency-Key',
+    );
+  }
+  return key;
+}
+
+/**
+ * DESIGN §3 idempotency for every POST: same key and body → the stored answer again (Idempotent-Replayed: true);
+ * other body → 422; first request still running → 409. Only successful answers are stored, and the key is claimed in
+ * the same transaction as the effect (TransactionRunner), so there is exactly one effect under any concurrency.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(
+    private readonly store: IdempotencyService,
+    private readonly reflector: Reflector,
+  ) {}
+
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    const req = context.switchToHttp().getRequest<Request>();
+    const ctx = requestContext.get();
+    if (req.method !== 'POST' || !ctx?.auth) return next.handle();
+    if (
+      this.reflector.getAllAndOverride<boolean>(SKIP_IDEMPOTENCY, [context.getHandler(), context.getClass()])
+    ) {
+      return next.handle();
+    }
+    const key = idempotencyKeyOf(req);
+    if (key === null) return next.handle();
+
+    const scope: KeyScope = { tenantId: ctx.auth.tenantId, tokenId: ctx.auth.tokenId, key };
+    const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
+    const existing = await this.store.findLive(scope);
+    if (existing) return of(this.answerFromStored(existing, fingerprint, context));
+
+    ctx.idempotency = {
+      claimed: false,
+      claim: async (manager) => {
+        if (ctx.idempotency?.claimed) return;
+        if (!(await this.store.claim(manager, scope, fingerprint))) throw new KeyHeldElsewhere();
+        ctx.idempotency!.claimed = true;
+      },
+    };
+    const status =
+      this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
+    return next.handle().pipe(
+      mergeMap((payload: unknown) => from(this.storeIfClaimed(scope, status, payload))),
+      catchError((error: unknown) => {
+        if (!(error instanceof KeyHeldElsewhere)) throw error;
+        return from(this.store.findLive(scope)).pipe(
+          mergeMap((row) => {
+            if (!row)
+              throw new ApiError('idempotency_request_in_progress', 'Retry: the key was just released.');
+            return of(this.answerFromStored(row, fingerprint, context));
+          }),
+        );
+      }),
+    );
+  }
+
+  private async storeIfClaimed(scope: KeyScope, status: number, payload: unknown): Promise<unknown> {
+    if (requestContext.get()?.idempotency?.claimed) {
+      await this.store.storeResponse(scope, status, successEnvelope(payload));
+    }
+    return payload;
+  }
+
+  private answerFromStored(
+    row: IdempotencyKey,
+    fingerprint: string,
+    context: ExecutionContext,
+  ): PrebuiltEnvelope {
+    if (row.fingerprint !== fingerprint) {
+      throw new ApiError(
+        'idempotency_key_reused',
+        'This idempotency key was already used with a different request.',
+        'X-Idempotency-Key',
+      );
+    }
+    if (row.responseBody === null || row.responseStatus === null) {
+      throw new ApiError(
+        'idempotency_request_in_progress',
+        'A request with this idempotency key is still being processed; retry shortly.',
+        'X-Idempotency-Key',
+      );
+    }
+    const res = context.switchToHttp().getResponse<Response>();
+    res.status(row.responseStatus);
+    res.setHeader('Idempotent-Replayed', 'true');
+    return new PrebuiltEnvelope(row.responseBody);
+  }
+}

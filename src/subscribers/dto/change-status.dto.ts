@@ -1,0 +1,18 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
+
+export class ChangeStatusDto {
+  @ApiProperty({ enum: SUBSCRIBER_STATUSES, example: SubscriberStatus.Suspended })
+  @IsIn(SUBSCRIBER_STATUSES, { message: `status must be one of ${SUBSCRIBER_STATUSES.join(', ')}` })
+  status: SubscriberStatus;
+
+  @ApiPropertyOptional({
+    example: 'non_payment',
+    description: `Required when suspending: one of ${SUSPENSION_REASONS.join(', ')}. Otherwise a free-text note.`,
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 500)
+  reason?: string;
+}

@@ -1,0 +1,77 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsEmail,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import { IsMetadata } from '../../common/validation/is-metadata';
+import { CREATABLE_STATUSES, SubscriberStatus } from '../subscriber-status';
+import { AddressDto, E164 } from './subscriber-fields';
+
+export class CreateSubscriberDto {
+  @ApiPropertyOptional({
+    example: 'crm-000123',
+    description:
+      'Your id for this subscriber; unique per tenant, so syncing twice cannot create a duplicate.',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  external_id?: string;
+
+  @ApiProperty({ example: 'Ada Lovelace', minLength: 1, maxLength: 200 })
+  @IsString()
+  @Length(1, 200)
+  full_name: string;
+
+  @ApiPropertyOptional({
+    example: 'ada@example.net',
+    description: 'Unique (case-insensitive) among live subscribers.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'email must be a valid email address' })
+  email?: string;
+
+  @ApiPropertyOptional({ example: '+14155550123', description: 'E.164.' })
+  @IsOptional()
+  @IsString()
+  @Matches(E164, { message: 'phone must be in E.164 format, e.g. +14155550123' })
+  phone?: string;
+
+  @ApiProperty({ enum: CREATABLE_STATUSES, example: SubscriberStatus.Prospect })
+  @IsIn(CREATABLE_STATUSES, { message: `status must be one of ${CREATABLE_STATUSES.join(', ')}` })
+  status: SubscriberStatus;
+
+  @ApiPropertyOptional({
+    example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'A billing profile of this tenant.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  billing_profile_id?: string;
+
+  @ApiPropertyOptional({ type: AddressDto })
+  @IsOptional()
+  @IsObject({ message: 'address must be an object' })
+  @ValidateNested()
+  @Type(() => AddressDto)
+  address?: AddressDto;
+
+  @ApiPropertyOptional({
+    example: { plan: 'fiber-500', referral: 'door-to-door' },
+    description: 'Flat key/value pairs: at most 50 keys of up to 40 characters; string values up to 500.',
+  })
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, string | number | boolean | null>;
+}

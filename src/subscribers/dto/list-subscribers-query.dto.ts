@@ -1,0 +1,23 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination';
+import { SUBSCRIBER_STATUSES, SubscriberStatus } from '../subscriber-status';
+
+export class ListSubscribersQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: SUBSCRIBER_STATUSES })
+  @IsOptional()
+  @IsIn(SUBSCRIBER_STATUSES, { message: `status must be one of ${SUBSCRIBER_STATUSES.join(', ')}` })
+  status?: SubscriberStatus;
+
+  @ApiPropertyOptional({ example: 'crm-000123' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  external_id?: string;
+
+  @ApiPropertyOptional({ example: 'ada@example.net', description: 'Case-insensitive exact match.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(254)
+  email?: string;
+}

@@ -1,0 +1,32 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+
+/** The sub-fields of a postal address (SPEC 2.1); each at most 200 characters. */
+export class AddressDto {
+  @ApiPropertyOptional({ example: '12 Fibre Lane', nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  line1?: string | null;
+
+  @ApiPropertyOptional({ example: 'Springfield', nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  city?: string | null;
+
+  @ApiPropertyOptional({ example: 'IL', nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  state?: string | null;
+
+  @ApiPropertyOptional({ example: '62701', nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @Length(0, 200)
+  postal_code?: string | null;
+}
+
+/** E.164: a plus, a country code, at most 15 digits in all. */
+export const E164 = /^\+[1-9]\d{1,14}$/;

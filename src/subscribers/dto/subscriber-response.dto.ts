@@ -1,0 +1,69 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
+import type { Metadata, PostalAddress, Subscriber } from '../subscriber.entity';
+import { AddressDto } from './subscriber-fields';
+
+/** The create answer: exactly the fields SPEC 2.1 returns (contact, address and metadata are omitted). */
+export class CreatedSubscriberDto {
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  id: string;
+
+  @ApiProperty({ example: 'crm-000123', nullable: true, type: String })
+  external_id: string | null;
+
+  @ApiProperty({ example: 'Ada Lovelace' })
+  full_name: string;
+
+  @ApiProperty({ enum: SUBSCRIBER_STATUSES, example: SubscriberStatus.Prospect })
+  status: SubscriberStatus;
+
+  @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
+  billing_profile_id: string | null;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  created_at: string;
+
+  static from(subscriber: Subscriber): CreatedSubscriberDto {
+    return {
+      id: subscriber.id,
+      external_id: subscriber.externalId,
+      full_name: subscriber.fullName,
+      status: subscriber.status,
+      billing_profile_id: subscriber.billingProfileId,
+      created_at: subscriber.createdAt.toISOString(),
+    };
+  }
+}
+
+/** The full record, as reads return it. */
+export class SubscriberDto extends CreatedSubscriberDto {
+  @ApiProperty({ example: 'ada@example.net', nullable: true, type: String })
+  email: string | null;
+
+  @ApiProperty({ example: '+14155550123', nullable: true, type: String })
+  phone: string | null;
+
+  @ApiProperty({ enum: SUSPENSION_REASONS, nullable: true, description: 'Set while suspended.' })
+  suspension_reason: string | null;
+
+  @ApiProperty({ type: AddressDto, nullable: true })
+  address: PostalAddress | null;
+
+  @ApiProperty({ example: { plan: 'fiber-500' } })
+  metadata: Metadata;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  updated_at: string;
+
+  static override from(subscriber: Subscriber): SubscriberDto {
+    return {
+      ...CreatedSubscriberDto.from(subscriber),
+      email: subscriber.email,
+      phone: subscriber.phone,
+      suspension_reason: subscriber.suspensionReason,
+      address: subscriber.address,
+      metadata: subscriber.metadata,
+      updated_at: subscriber.updatedAt.toISOString(),
+    };
+  }
+}

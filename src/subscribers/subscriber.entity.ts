@@ -1,0 +1,65 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { SubscriberStatus, SuspensionReason } from './subscriber-status';
+
+export interface PostalAddress {
+  line1?: string | null;
+  city?: string | null;
+  state?: string | null;
+  postal_code?: string | null;
+}
+
+export type Metadata = Record<string, string | number | boolean | null>;
+
+@Entity('subscribers')
+@Index('ix_subscribers_tenant_created', ['tenantId', 'createdAt', 'id'])
+@Index('ix_subscribers_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
+@Index('uq_subscribers_external_id', ['tenantId', 'externalId'], { unique: true })
+// DESIGN §4 duplicate rule: one live (non-archived) subscriber per email, case-insensitively.
+@Index('uq_subscribers_email', ['tenantId', 'emailNormalized'], {
+  unique: true,
+  where: `"status" <> 'archived' AND "email_normalized" IS NOT NULL`,
+})
+export class Subscriber {
+  @Column('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  id: string;
+
+  @Column('text', { nullable: true })
+  externalId: string | null;
+
+  @Column('text')
+  fullName: string;
+
+  @Column('text', { nullable: true })
+  email: string | null;
+
+  /** lower(email), the key of the duplicate rule. */
+  @Column('text', { nullable: true })
+  emailNormalized: string | null;
+
+  @Column('text', { nullable: true })
+  phone: string | null;
+
+  @Column('text')
+  status: SubscriberStatus;
+
+  @Column('text', { nullable: true })
+  suspensionReason: SuspensionReason | null;
+
+  @Column('text', { nullable: true })
+  billingProfileId: string | null;
+
+  @Column('jsonb', { nullable: true })
+  address: PostalAddress | null;
+
+  @Column('jsonb')
+  metadata: Metadata;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}

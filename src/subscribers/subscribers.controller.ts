@@ -1,0 +1,110 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../common/envelope/envelope';
+import type { AuthContext } from '../common/request-context';
+import {
+  ApiEnvelope,
+  ApiErrors,
+  AUTH_ERRORS,
+  BODY_ERRORS,
+  IDEMPOTENCY_ERRORS,
+} from '../common/swagger/api-envelope';
+import { Auth, RequireScopes } from '../gateway/auth/auth.decorators';
+import { ChangeStatusDto } from './dto/change-status.dto';
+import { CreateSubscriberDto } from './dto/create-subscriber.dto';
+import { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
+import { CreatedSubscriberDto, SubscriberDto } from './dto/subscriber-response.dto';
+import { UpdateSubscriberDto } from './dto/update-subscriber.dto';
+import { SubscribersService } from './subscribers.service';
+
+@ApiTags('Subscribers')
+@ApiBearerAuth()
+@Controller('api/v1/subscribers')
+export class SubscribersController {
+  constructor(private readonly subscribers: SubscribersService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScopes('subscribers:write')
+  @ApiOperation({
+    summary: 'Create a subscriber',
+    description:
+      'SPEC 4.1. 409 duplicate_subscriber when external_id (or a live subscriber with the same email) exists. ' +
+      'The answer holds only id, external_id, full_name, status, billing_profile_id and created_at.',
+  })
+  @ApiEnvelope(CreatedSubscriberDto, { status: 201 })
+  @ApiErrors(
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    ...IDEMPOTENCY_ERRORS,
+    'duplicate_subscriber',
+    'invalid_reference',
+  )
+  async create(@Auth() auth: AuthContext, @Body() dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
+    return CreatedSubscriberDto.from(await this.subscribers.create(auth.tenantId, dto));
+  }
+
+  @Get()
+  @RequireScopes('subscribers:read')
+  @ApiOperation({ summary: 'List subscribers, newest first' })
+  @ApiEnvelope(SubscriberDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
+  async list(
+    @Auth() auth: AuthContext,
+    @Query() query: ListSubscribersQueryDto,
+  ): Promise<Page<SubscriberDto>> {
+    return (await this.subscribers.list(auth.tenantId, query)).map(SubscriberDto.from);
+  }
+
+  @Get(':id')
+  @RequireScopes('subscribers:read')
+  @ApiOperation({ summary: 'Get a subscriber, contact fields included' })
+  @ApiEnvelope(SubscriberDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SubscriberDto> {
+    return SubscriberDto.from(await this.subscribers.getById(auth.tenantId, id));
+  }
+
+  @Patch(':id')
+  @RequireScopes('subscribers:write')
+  @ApiOperation({
+    summary: 'Change contact, address, metadata, billing profile or name',
+    description:
+      'Status changes go through POST /subscribers/{id}/status. Metadata merges; a null value deletes a key.',
+  })
+  @ApiEnvelope(SubscriberDto)
+  @ApiErrors(
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    'not_found',
+    'duplicate_subscriber',
+    'invalid_reference',
+    'invalid_state_transition',
+  )
+  async update(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() dto: UpdateSubscriberDto,
+  ): Promise<SubscriberDto> {
+    return SubscriberDto.from(await this.subscribers.update(auth.tenantId, id, dto));
+  }
+
+  @Post(':id/status')
+  @HttpCode(200)
+  @RequireScopes('subscribers:write')
+  @ApiOperation({
+    summary: 'Move a subscriber through its lifecycle',
+    description:
+      'prospect→pending|active|archived; pending→active|cancelled; active→suspended|cancelled; ' +
+      'suspended→active|cancelled; cancelled→active|archived. Suspending needs a reason: non_payment, manual or fraud.',
+  })
+  @ApiEnvelope(SubscriberDto)
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  async changeStatus(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() dto: ChangeStatusDto,
+  ): Promise<SubscriberDto> {
+    return SubscriberDto.from(await this.subscribers.changeStatus(auth.tenantId, id, dto));
+  }
+}

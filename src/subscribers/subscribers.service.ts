@@ -1,0 +1,234 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { BillingProfilesService } from '../billing/profiles/billing-profiles.service';
+import { Page } from '../common/envelope/envelope';
+import { ApiError } from '../common/errors/api-error';
+import { isUniqueViolation } from '../common/errors/postgres-errors';
+import { newId } from '../common/ids';
+import { paginate } from '../common/pagination';
+import { metadataProblem } from '../common/validation/is-metadata';
+import { TransactionRunner } from '../database/transaction-runner';
+import { EventsService } from '../events/events.service';
+import { ChangeStatusDto } from './dto/change-status.dto';
+import { CreateSubscriberDto } from './dto/create-subscriber.dto';
+import { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
+import { SubscriberDto } from './dto/subscriber-response.dto';
+import { UpdateSubscriberDto } from './dto/update-subscriber.dto';
+import {
+  assertTransition,
+  SubscriberStatus,
+  SUSPENSION_REASONS,
+  SuspensionReason,
+} from './subscriber-status';
+import { Metadata, Subscriber } from './subscriber.entity';
+
+/** Turns the database's duplicate verdicts into SPEC 7's 409 duplicate_subscriber, naming the field. */
+function duplicateError(error: unknown): ApiError | null {
+  if (isUniqueViolation(error, 'uq_subscribers_external_id')) {
+    return new ApiError(
+      'duplicate_subscriber',
+      'A subscriber with the supplied external_id already exists.',
+      'external_id',
+    );
+  }
+  if (isUniqueViolation(error, 'uq_subscribers_email')) {
+    return new ApiError(
+      'duplicate_subscriber',
+      'A subscriber with the supplied email already exists.',
+      'email',
+    );
+  }
+  return null;
+}
+
+const normalizeEmail = (email: string | null | undefined): string | null =>
+  email ? email.toLowerCase() : null;
+
+@Injectable()
+export class SubscribersService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly billingProfiles: BillingProfilesService,
+  ) {}
+
+  async create(tenantId: string, dto: CreateSubscriberDto): Promise<Subscriber> {
+    try {
+      return await this.tx.run(async (manager) => {
+        if (dto.billing_profile_id) {
+          await this.billingProfiles.assertExists(
+            manager,
+            tenantId,
+            dto.billing_profile_id,
+            'billing_profile_id',
+          );
+        }
+        const now = new Date();
+        const subscriber = manager.create(Subscriber, {
+          id: newId('sub'),
+          tenantId,
+          externalId: dto.external_id ?? null,
+          fullName: dto.full_name,
+          email: dto.email ?? null,
+          emailNormalized: normalizeEmail(dto.email),
+          phone: dto.phone ?? null,
+          status: dto.status,
+          suspensionReason: dto.status === SubscriberStatus.Suspended ? SuspensionReason.Manual : null,
+          billingProfileId: dto.billing_profile_id ?? null,
+          address: dto.address ? { ...dto.address } : null,
+          metadata: dto.metadata ?? {},
+          createdAt: now,
+          updatedAt: now,
+        });
+        await manager.insert(Subscriber, subscriber);
+        await this.events.append(manager, {
+          tenantId,
+          type: 'subscriber.created',
+          subjectId: subscriber.id,
+          object: SubscriberDto.from(subscriber),
+        });
+        return subscriber;
+      });
+    } catch (error) {
+      throw duplicateError(error) ?? error;
+    }
+  }
+
+  async update(tenantId: string, id: string, dto: UpdateSubscriberDto): Promise<Subscriber> {
+    try {
+      return await this.tx.run(async (manager) => {
+        const subscriber = await this.lockById(manager, tenantId, id);
+        if (subscriber.status === SubscriberStatus.Archived) {
+          throw new ApiError('invalid_state_transition', 'An archived subscriber is read-only.', 'status');
+        }
+        const changed = await this.applyChanges(manager, subscriber, dto);
+        if (changed.length === 0) return subscriber;
+        subscriber.updatedAt = new Date();
+        await manager.save(Subscriber, subscriber);
+        await this.events.append(manager, {
+          tenantId,
+          type: 'subscriber.updated',
+          subjectId: subscriber.id,
+          object: SubscriberDto.from(subscriber),
+          details: { changed_fields: changed },
+        });
+        return subscriber;
+      });
+    } catch (error) {
+      throw duplicateError(error) ?? error;
+    }
+  }
+
+  changeStatus(tenantId: string, id: string, dto: ChangeStatusDto): Promise<Subscriber> {
+    const suspending = dto.status === SubscriberStatus.Suspended;
+    if (suspending && dto.reason === undefined) {
+      throw new ApiError(
+        'missing_field',
+        `reason is required when suspending: ${SUSPENSION_REASONS.join(', ')}.`,
+        'reason',
+      );
+    }
+    if (suspending && !SUSPENSION_REASONS.includes(dto.reason as SuspensionReason)) {
+      throw new ApiError(
+        'validation_failed',
+        `reason must be one of ${SUSPENSION_REASONS.join(', ')}.`,
+        'reason',
+      );
+    }
+    return this.tx.run(async (manager) => {
+      const subscriber = await this.lockById(manager, tenantId, id);
+      const from = subscriber.status;
+      subscriber.status = assertTransition(from, dto.status);
+      subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;
+      subscriber.updatedAt = new Date();
+      await manager.save(Subscriber, subscriber);
+      await this.events.append(manager, {
+        tenantId,
+        type: 'subscriber.status_changed',
+        subjectId: subscriber.id,
+        object: SubscriberDto.from(subscriber),
+        details: { from, to: dto.status, reason: dto.reason ?? null },
+      });
+      return subscriber;
+    });
+  }
+
+  async getById(tenantId: string, id: string): Promise<Subscriber> {
+    const subscriber = await this.dataSource.getRepository(Subscriber).findOneBy({ tenantId, id });
+    if (!subscriber) throw ApiError.notFound('subscriber', id);
+    return subscriber;
+  }
+
+  list(tenantId: string, query: ListSubscribersQueryDto): Promise<Page<Subscriber>> {
+    const qb = this.dataSource
+      .getRepository(Subscriber)
+      .createQueryBuilder('subscriber')
+      .where('subscriber.tenantId = :tenantId', { tenantId });
+    if (query.status) qb.andWhere('subscriber.status = :status', { status: query.status });
+    if (query.external_id)
+      qb.andWhere('subscriber.externalId = :externalId', { externalId: query.external_id });
+    if (query.email)
+      qb.andWhere('subscriber.emailNormalized = :email', { email: normalizeEmail(query.email) });
+    return paginate(qb, query);
+  }
+
+  /** Applies a PATCH to the entity and returns the names of the fields that really changed. */
+  private async applyChanges(
+    manager: EntityManager,
+    subscriber: Subscriber,
+    dto: UpdateSubscriberDto,
+  ): Promise<string[]> {
+    const changed: string[] = [];
+    const set = <K extends keyof Subscriber>(field: string, key: K, value: Subscriber[K]) => {
+      if (JSON.stringify(subscriber[key]) === JSON.stringify(value)) return;
+      subscriber[key] = value;
+      changed.push(field);
+    };
+    if (dto.full_name !== undefined) set('full_name', 'fullName', dto.full_name);
+    if (dto.email !== undefined) {
+      set('email', 'email', dto.email);
+      subscriber.emailNormalized = normalizeEmail(dto.email);
+    }
+    if (dto.phone !== undefined) set('phone', 'phone', dto.phone);
+    if (dto.billing_profile_id) {
+      await this.billingProfiles.assertExists(
+        manager,
+        subscriber.tenantId,
+        dto.billing_profile_id,
+        'billing_profile_id',
+      );
+    }
+    if (dto.billing_profile_id !== undefined)
+      set('billing_profile_id', 'billingProfileId', dto.billing_profile_id);
+    if (dto.address !== undefined) {
+      set('address', 'address', dto.address === null ? null : { ...subscriber.address, ...dto.address });
+    }
+    if (dto.metadata !== undefined)
+      set('metadata', 'metadata', this.mergeMetadata(subscriber.metadata, dto.metadata));
+    return changed;
+  }
+
+  /** Stripe-style: sent keys are set, keys sent as null are removed, `metadata: null` clears all. */
+  private mergeMetadata(current: Metadata, patch: Metadata | null): Metadata {
+    if (patch === null) return {};
+    const merged: Metadata = { ...current };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === null) delete merged[key];
+      else merged[key] = value;
+    }
+    const problem = metadataProblem(merged);
+    if (problem) throw new ApiError('validation_failed', problem, 'metadata');
+    return merged;
+  }
+
+  private async lockById(manager: EntityManager, tenantId: string, id: string): Promise<Subscriber> {
+    const subscriber = await manager.findOne(Subscriber, {
+      where: { tenantId, id },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!subscriber) throw ApiError.notFound('subscriber', id);
+    return subscriber;
+  }
+}
