@@ -10,6 +10,7 @@ import { EventsModule } from './events/events.module';
 import { GatewayModule } from './gateway/gateway.module';
 import { IdempotencyInterceptor } from './gateway/idempotency/idempotency.interceptor';
 import { SubscribersModule } from './subscribers/subscribers.module';
+import { BillingModule } from './billing/billing.module';
 import { BillingProfilesModule } from './billing/profiles/billing-profiles.module';
 
 @Module({})
@@ -25,6 +26,7 @@ export class AppModule {
         EventsModule,
         BillingProfilesModule,
         SubscribersModule,
+        BillingModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },

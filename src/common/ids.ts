@@ -22,18 +22,40 @@ export const ID_PREFIXES = [
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
-/** A ULID: 48 bits of milliseconds then 80 random bits, Crockford base32, so ids sort by creation time. */
+let lastTime = -1;
+let lastRandom: number[] = [];
+
+/** Adds one to a base-32 digit array; on overflow of all 16 digits the caller's clock is in the future anyway. */
+function increment(digits: number[]): number[] {
+  const next = [...digits];
+  for (let i = next.length - 1; i >= 0; i--) {
+    if (next[i] < 31) {
+      next[i] += 1;
+      return next;
+    }
+    next[i] = 0;
+  }
+  return next;
+}
+
+/**
+ * A monotonic ULID: 48 bits of milliseconds then 80 random bits, Crockford base32. Ids made in the same millisecond
+ * by this process increase, so they sort in creation order.
+ */
 export function ulid(now = Date.now()): string {
+  if (now <= lastTime) {
+    lastRandom = increment(lastRandom);
+  } else {
+    lastTime = now;
+    lastRandom = [...randomBytes(16)].map((byte) => byte % 32);
+  }
   let time = '';
-  let ms = now;
+  let ms = lastTime;
   for (let i = 0; i < 10; i++) {
     time = CROCKFORD[ms % 32] + time;
     ms = Math.floor(ms / 32);
   }
-  const bytes = randomBytes(16);
-  let random = '';
-  for (let i = 0; i < 16; i++) random += CROCKFORD[bytes[i] % 32];
-  return time + random;
+  return time + lastRandom.map((digit) => CROCKFORD[digit]).join('');
 }
 
 export function newId(prefix: IdPrefix): string {

@@ -13,11 +13,17 @@ export async function initializeDataSource(url: string): Promise<DataSource> {
   try {
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     await dataSource.runMigrations({ transaction: 'each' });
+    return dataSource;
+  } catch (error) {
+    await runner.release().catch(() => undefined);
+    await dataSource.destroy().catch(() => undefined);
+    throw error;
   } finally {
-    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
-    await runner.release();
+    if (!runner.isReleased) {
+      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+      await runner.release();
+    }
   }
-  return dataSource;
 }
 
 /** TypeORM on the given Postgres URL (a real server, or the embedded PGlite socket); migrations run on start. */
@@ -31,7 +37,7 @@ export class DatabaseModule {
       exports: [TransactionRunner],
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => dataSourceOptions(url),
+          useFactory: () => ({ ...dataSourceOptions(url), retryAttempts: 0 }), // fail fast with the real error
           dataSourceFactory: () => initializeDataSource(url),
         }),
       ],

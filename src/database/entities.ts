@@ -1,3 +1,6 @@
+import { Invoice, InvoiceCounter } from '../billing/invoices/invoice.entity';
+import { LedgerEntry, SubscriberBalance } from '../billing/ledger/ledger-entry.entity';
+import { Allocation, Transaction } from '../billing/transactions/transaction.entity';
 import { BillingProfile } from '../billing/profiles/billing-profile.entity';
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
@@ -6,4 +9,17 @@ import { Tenant } from '../gateway/tenants/tenant.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
 
 /** Every entity of the service, in one list for the DataSource and the migration drift check. */
-export const ENTITIES = [Tenant, ApiToken, EventRecord, IdempotencyKey, BillingProfile, Subscriber];
+export const ENTITIES = [
+  Tenant,
+  ApiToken,
+  EventRecord,
+  IdempotencyKey,
+  BillingProfile,
+  Subscriber,
+  Invoice,
+  InvoiceCounter,
+  Transaction,
+  Allocation,
+  LedgerEntry,
+  SubscriberBalance,
+];

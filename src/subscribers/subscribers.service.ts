@@ -161,6 +161,18 @@ export class SubscribersService {
     return subscriber;
   }
 
+  /** For references from other records: 422 invalid_reference naming `field` when the subscriber is not the tenant's. */
+  async assertExists(
+    manager: EntityManager,
+    tenantId: string,
+    id: string,
+    field: string,
+  ): Promise<Subscriber> {
+    const subscriber = await manager.findOneBy(Subscriber, { tenantId, id });
+    if (!subscriber) throw new ApiError('invalid_reference', `No subscriber ${id} exists.`, field);
+    return subscriber;
+  }
+
   list(tenantId: string, query: ListSubscribersQueryDto): Promise<Page<Subscriber>> {
     const qb = this.dataSource
       .getRepository(Subscriber)

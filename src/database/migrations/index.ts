@@ -1,5 +1,10 @@
 import { Foundation1795235342641 } from './1795235342641-Foundation';
 import { SubscribersBillingProfilesIdempotency1795235750197 } from './1795235750197-SubscribersBillingProfilesIdempotency';
+import { Billing1795236130814 } from './1795236130814-Billing';
 
 /** Every migration, in order. A new migration file is added here too. */
-export const MIGRATIONS = [Foundation1795235342641, SubscribersBillingProfilesIdempotency1795235750197];
+export const MIGRATIONS = [
+  Foundation1795235342641,
+  SubscribersBillingProfilesIdempotency1795235750197,
+  Billing1795236130814,
+];

@@ -9,10 +9,13 @@ import {
   ThrottlerStorage,
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
 import { ApiError } from '../../common/errors/api-error';
 import { hashToken } from '../tokens/token-secret';
 import { AbuseService } from './abuse.service';
 import { bearerToken, clientIp } from '../auth/request-credentials';
+
+const SKIP_DEFAULT = `${THROTTLER_SKIP}default`;
 
 /**
  * The global rate limiter: one budget per token (per IP for callers without one), shared by every route, and the
@@ -30,6 +33,9 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
+    // Routes outside the limit (health probes) are outside the abuse block too.
+    if (this.reflector.getAllAndOverride<boolean>(SKIP_DEFAULT, [context.getHandler(), context.getClass()]))
+      return true;
     const req = context.switchToHttp().getRequest<Request>();
     const blockedForS = await this.abuse.blockedForS(clientIp(req));
     if (blockedForS > 0) {

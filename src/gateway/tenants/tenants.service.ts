@@ -6,6 +6,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
 import { paginate, PageQueryDto } from '../../common/pagination';
+import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import { TenantResponseDto } from './dto/tenant.dto';
 import { Tenant } from './tenant.entity';
@@ -16,12 +17,13 @@ export const DEFAULT_TENANT_SLUG = 'default';
 export class TenantsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tx: TransactionRunner,
     private readonly events: EventsService,
   ) {}
 
   async create(slug: string, name: string): Promise<Tenant> {
     try {
-      return await this.dataSource.transaction((manager) => this.insert(manager, slug, name));
+      return await this.tx.run((manager) => this.insert(manager, slug, name));
     } catch (error) {
       if (isUniqueViolation(error, 'uq_tenants_slug')) {
         throw new ApiError('duplicate_tenant', `A tenant with slug ${slug} already exists.`, 'slug');

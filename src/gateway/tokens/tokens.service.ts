@@ -5,6 +5,7 @@ import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { paginate, PageQueryDto } from '../../common/pagination';
+import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import type { Scope } from '../auth/scopes';
 import { Tenant } from '../tenants/tenant.entity';
@@ -33,6 +34,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export class TokensService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tx: TransactionRunner,
     private readonly events: EventsService,
   ) {}
 
@@ -95,7 +97,7 @@ export class TokensService {
   }
 
   async revoke(tenantId: string, id: string): Promise<ApiToken> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.tx.run(async (manager) => {
       const token = await manager.findOne(ApiToken, {
         where: { tenantId, id },
         lock: { mode: 'pessimistic_write' },

@@ -1,0 +1,78 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Allocation } from '../../transactions/transaction.entity';
+import { INVOICE_STATUSES, Invoice, PAYABLE_STATUSES } from '../invoice.entity';
+
+export class InvoiceLineDto {
+  @ApiProperty({ example: 'Fiber 500 — November' }) description: string;
+  @ApiProperty({ example: 1 }) quantity: number;
+  @ApiProperty({ example: 4999 }) unit_amount: number;
+  @ApiProperty({ example: 4999, description: 'quantity × unit_amount' }) amount: number;
+}
+
+export class AllocationDto {
+  @ApiProperty({ example: 'alc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) transaction_id: string;
+  @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String }) invoice_id:
+    string | null;
+  @ApiProperty({ enum: ['invoice', 'balance'] }) target: 'invoice' | 'balance';
+  @ApiProperty({ example: 2500 }) amount: number;
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
+
+  static from(allocation: Allocation): AllocationDto {
+    return {
+      id: allocation.id,
+      transaction_id: allocation.transactionId,
+      invoice_id: allocation.invoiceId,
+      target: allocation.invoiceId ? 'invoice' : 'balance',
+      amount: allocation.amount,
+      currency: allocation.currency,
+      created_at: allocation.createdAt.toISOString(),
+    };
+  }
+}
+
+export class InvoiceDto {
+  @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: 42, description: 'Sequential per tenant.' }) number: number;
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiProperty({ enum: INVOICE_STATUSES }) status: string;
+  @ApiProperty({ type: [InvoiceLineDto] }) lines: InvoiceLineDto[];
+  @ApiProperty({ example: 4999 }) total: number;
+  @ApiProperty({ example: 2500 }) amount_paid: number;
+  @ApiProperty({ example: 2499 }) amount_due: number;
+  @ApiProperty({ example: '2026-12-15' }) due_date: string;
+  @ApiProperty({ example: false, description: 'Open or partially paid, and past its due date.' })
+  overdue: boolean;
+  @ApiProperty({ nullable: true, type: String }) finalized_at: string | null;
+  @ApiProperty({ nullable: true, type: String }) paid_at: string | null;
+  @ApiProperty({ nullable: true, type: String }) voided_at: string | null;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
+  @ApiProperty({ type: [AllocationDto], required: false, description: 'On GET /invoices/{id}.' })
+  allocations?: AllocationDto[];
+
+  static from(invoice: Invoice, allocations?: Allocation[]): InvoiceDto {
+    const today = new Date().toISOString().slice(0, 10);
+    return {
+      id: invoice.id,
+      number: invoice.number,
+      subscriber_id: invoice.subscriberId,
+      currency: invoice.currency,
+      status: invoice.status,
+      lines: invoice.lines,
+      total: invoice.total,
+      amount_paid: invoice.amountPaid,
+      amount_due: invoice.amountDue,
+      due_date: invoice.dueDate,
+      overdue: PAYABLE_STATUSES.includes(invoice.status) && invoice.dueDate < today,
+      finalized_at: invoice.finalizedAt?.toISOString() ?? null,
+      paid_at: invoice.paidAt?.toISOString() ?? null,
+      voided_at: invoice.voidedAt?.toISOString() ?? null,
+      created_at: invoice.createdAt.toISOString(),
+      updated_at: invoice.updatedAt.toISOString(),
+      ...(allocations ? { allocations: allocations.map(AllocationDto.from) } : {}),
+    };
+  }
+}

@@ -1,0 +1,90 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { MAX_AMOUNT } from '../../../common/money';
+import { PageQueryDto } from '../../../common/pagination';
+import { IsCurrency } from '../../../common/validation/is-currency';
+import { IsDateOnly } from '../../../common/validation/is-date-only';
+import { INVOICE_STATUSES, InvoiceStatus } from '../invoice.entity';
+
+export class InvoiceLineInputDto {
+  @ApiProperty({ example: 'Fiber 500 — November' })
+  @IsString()
+  @Length(1, 500)
+  description: string;
+
+  @ApiProperty({ example: 1, minimum: 1, maximum: 1_000_000 })
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  quantity: number;
+
+  @ApiProperty({ example: 4999, description: 'Integer minor units (4999 = 49.99).', minimum: 0 })
+  @IsInt()
+  @Min(0)
+  @Max(MAX_AMOUNT)
+  unit_amount: number;
+}
+
+export class CreateInvoiceDto {
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsString()
+  @MaxLength(64)
+  subscriber_id: string;
+
+  @ApiProperty({ example: 'USD' })
+  @IsCurrency()
+  currency: string;
+
+  @ApiProperty({ example: '2026-12-15', description: 'YYYY-MM-DD.' })
+  @IsDateOnly()
+  due_date: string;
+
+  @ApiProperty({ type: [InvoiceLineInputDto] })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => InvoiceLineInputDto)
+  lines: InvoiceLineInputDto[];
+
+  @ApiPropertyOptional({
+    example: false,
+    description: 'true: create as draft; POST /invoices/{id}/finalize opens it.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  draft?: boolean;
+}
+
+export class ListInvoicesQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  subscriber_id?: string;
+
+  @ApiPropertyOptional({ enum: INVOICE_STATUSES })
+  @IsOptional()
+  @IsIn(INVOICE_STATUSES, { message: `status must be one of ${INVOICE_STATUSES.join(', ')}` })
+  status?: InvoiceStatus;
+
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'true: open or partially paid and past due.' })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'overdue must be true or false' })
+  overdue?: 'true' | 'false';
+}

@@ -1,0 +1,71 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../../common/envelope/envelope';
+import type { AuthContext } from '../../common/request-context';
+import {
+  ApiEnvelope,
+  ApiErrors,
+  AUTH_ERRORS,
+  BODY_ERRORS,
+  IDEMPOTENCY_ERRORS,
+} from '../../common/swagger/api-envelope';
+import { Auth, RequireScopes } from '../../gateway/auth/auth.decorators';
+import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
+import { InvoiceDto } from './dto/invoice-response.dto';
+import { InvoicesService } from './invoices.service';
+
+@ApiTags('Billing')
+@ApiBearerAuth()
+@Controller('api/v1/invoices')
+export class InvoicesController {
+  constructor(private readonly invoices: InvoicesService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScopes('billing:write')
+  @ApiOperation({ summary: 'Create an invoice (open, or draft when asked)' })
+  @ApiEnvelope(InvoiceDto, { status: 201 })
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'invalid_reference')
+  async create(@Auth() auth: AuthContext, @Body() dto: CreateInvoiceDto): Promise<InvoiceDto> {
+    return InvoiceDto.from(await this.invoices.create(auth.tenantId, dto));
+  }
+
+  @Get()
+  @RequireScopes('billing:read')
+  @ApiOperation({ summary: 'List invoices, newest first' })
+  @ApiEnvelope(InvoiceDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
+  async list(@Auth() auth: AuthContext, @Query() query: ListInvoicesQueryDto): Promise<Page<InvoiceDto>> {
+    return (await this.invoices.list(auth.tenantId, query)).map((invoice) => InvoiceDto.from(invoice));
+  }
+
+  @Get(':id')
+  @RequireScopes('billing:read')
+  @ApiOperation({ summary: 'Get an invoice with its allocations' })
+  @ApiEnvelope(InvoiceDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
+    const { invoice, allocations } = await this.invoices.getById(auth.tenantId, id);
+    return InvoiceDto.from(invoice, allocations);
+  }
+
+  @Post(':id/finalize')
+  @HttpCode(200)
+  @RequireScopes('billing:write')
+  @ApiOperation({ summary: 'Open a draft invoice: it becomes payable and enters the ledger' })
+  @ApiEnvelope(InvoiceDto)
+  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  async finalize(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
+    return InvoiceDto.from(await this.invoices.finalize(auth.tenantId, id));
+  }
+
+  @Post(':id/void')
+  @HttpCode(200)
+  @RequireScopes('billing:write')
+  @ApiOperation({ summary: 'Void a draft or open invoice that has no allocations' })
+  @ApiEnvelope(InvoiceDto)
+  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  async void(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
+    return InvoiceDto.from(await this.invoices.void(auth.tenantId, id));
+  }
+}

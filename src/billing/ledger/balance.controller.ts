@@ -1,0 +1,44 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../../common/envelope/envelope';
+import { PageQueryDto } from '../../common/pagination';
+import type { AuthContext } from '../../common/request-context';
+import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
+import { Auth, RequireScopes } from '../../gateway/auth/auth.decorators';
+import { SubscribersService } from '../../subscribers/subscribers.service';
+import { LedgerEntryDto, SubscriberBalanceDto } from './dto/ledger.dto';
+import { LedgerService } from './ledger.service';
+
+@ApiTags('Billing')
+@ApiBearerAuth()
+@Controller('api/v1/subscribers/:id')
+export class BalanceController {
+  constructor(
+    private readonly ledger: LedgerService,
+    private readonly subscribers: SubscribersService,
+  ) {}
+
+  @Get('balance')
+  @RequireScopes('billing:read')
+  @ApiOperation({ summary: "A subscriber's balance per currency" })
+  @ApiEnvelope(SubscriberBalanceDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async balance(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SubscriberBalanceDto> {
+    await this.subscribers.getById(auth.tenantId, id);
+    return { subscriber_id: id, balances: await this.ledger.balances(auth.tenantId, id) };
+  }
+
+  @Get('ledger')
+  @RequireScopes('billing:read')
+  @ApiOperation({ summary: "A subscriber's ledger, newest entry first, with the running balance" })
+  @ApiEnvelope(LedgerEntryDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
+  async entries(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<LedgerEntryDto>> {
+    await this.subscribers.getById(auth.tenantId, id);
+    return (await this.ledger.list(auth.tenantId, id, query)).map(LedgerEntryDto.from);
+  }
+}

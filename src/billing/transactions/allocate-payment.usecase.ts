@@ -1,0 +1,248 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager, In } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { newId } from '../../common/ids';
+import { TransactionRunner } from '../../database/transaction-runner';
+import { EventsService } from '../../events/events.service';
+import { InvoiceDto } from '../invoices/dto/invoice-response.dto';
+import { Invoice, InvoiceStatus, PAYABLE_STATUSES } from '../invoices/invoice.entity';
+import { AllocateDto } from './dto/transaction.dto';
+import { TransactionDto } from './dto/transaction-response.dto';
+import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
+
+interface Planned {
+  invoice: Invoice | null;
+  amount: number;
+  field: string;
+}
+
+/**
+ * Applies a payment or credit to invoices or to the balance, all or nothing. Locks are taken in one fixed order —
+ * the transaction, then its invoices by id — so concurrent allocations queue instead of deadlocking, and every
+ * check runs against locked rows, so 30 racing allocations can never over-allocate.
+ */
+@Injectable()
+export class AllocatePaymentUseCase {
+  constructor(
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+  ) {}
+
+  execute(
+    tenantId: string,
+    transactionId: string,
+    dto: AllocateDto,
+  ): Promise<{ transaction: Transaction; allocations: Allocation[] }> {
+    const form = this.formOf(dto);
+    return this.tx.run(async (manager) => {
+      const transaction = await manager.findOne(Transaction, {
+        where: { tenantId, id: transactionId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!transaction) throw ApiError.notFound('transaction', transactionId);
+      if (!ALLOCATABLE_KINDS.includes(transaction.kind)) {
+        throw new ApiError(
+          'validation_failed',
+          `Only payments and credits can be allocated; this is a ${transaction.kind}.`,
+        );
+      }
+      const plan =
+        form === 'balance'
+          ? [{ invoice: null, amount: dto.amount!, field: 'amount' }]
+          : form === 'invoices'
+            ? await this.planInvoices(manager, transaction, dto)
+            : await this.planOldestFirst(manager, transaction);
+      const total = plan.reduce((sum, item) => sum + item.amount, 0);
+      if (total > transaction.unallocatedAmount) {
+        throw new ApiError(
+          'allocation_exceeds_unallocated',
+          `The transaction has ${transaction.unallocatedAmount} unallocated; ${total} was asked.`,
+          form === 'invoices' ? 'allocations' : 'amount',
+        );
+      }
+      if (plan.length > 0) await this.apply(manager, transaction, plan);
+      const allocations = await manager.find(Allocation, {
+        where: { tenantId, transactionId },
+        order: { createdAt: 'ASC', id: 'ASC' },
+      });
+      return { transaction, allocations };
+    });
+  }
+
+  private formOf(dto: AllocateDto): 'invoices' | 'balance' | 'strategy' {
+    const forms = [dto.allocations !== undefined, dto.target !== undefined, dto.strategy !== undefined];
+    if (forms.filter(Boolean).length !== 1) {
+      throw new ApiError(
+        'validation_failed',
+        'Send exactly one of allocations, target (with amount), or strategy.',
+      );
+    }
+    if (dto.target !== undefined) {
+      if (dto.amount === undefined)
+        throw new ApiError('missing_field', 'amount is required with target.', 'amount');
+      return 'balance';
+    }
+    if (dto.amount !== undefined)
+      throw new ApiError('validation_failed', 'amount goes with target only.', 'amount');
+    return dto.allocations !== undefined ? 'invoices' : 'strategy';
+  }
+
+  private async planInvoices(
+    manager: EntityManager,
+    transaction: Transaction,
+    dto: AllocateDto,
+  ): Promise<Planned[]> {
+    const items = dto.allocations!;
+    const invoices = await this.lockInvoices(
+      manager,
+      transaction.tenantId,
+      items.map((item) => item.invoice_id),
+    );
+    const askedPerInvoice = new Map<string, number>();
+    return items.map((item, index) => {
+      const field = `allocations.${index}`;
+      const invoice = invoices.get(item.invoice_id);
+      if (!invoice)
+        throw new ApiError(
+          'invalid_reference',
+          `No invoice ${item.invoice_id} exists.`,
+          `${field}.invoice_id`,
+        );
+      this.assertPayable(transaction, invoice, field);
+      const asked = (askedPerInvoice.get(invoice.id) ?? 0) + item.amount;
+      askedPerInvoice.set(invoice.id, asked);
+      if (asked > invoice.amountDue) {
+        throw new ApiError(
+          'allocation_exceeds_amount_due',
+          `Invoice ${invoice.id} has ${invoice.amountDue} due; ${asked} was asked.`,
+          `${field}.amount`,
+        );
+      }
+      return { invoice, amount: item.amount, field };
+    });
+  }
+
+  private async planOldestFirst(manager: EntityManager, transaction: Transaction): Promise<Planned[]> {
+    const candidates = await manager.find(Invoice, {
+      select: { id: true },
+      where: {
+        tenantId: transaction.tenantId,
+        subscriberId: transaction.subscriberId,
+        currency: transaction.currency,
+        status: In(PAYABLE_STATUSES),
+      },
+    });
+    const locked = await this.lockInvoices(
+      manager,
+      transaction.tenantId,
+      candidates.map((invoice) => invoice.id),
+    );
+    const payable = [...locked.values()]
+      .filter((invoice) => PAYABLE_STATUSES.includes(invoice.status))
+      .sort((a, b) => (a.dueDate === b.dueDate ? a.number - b.number : a.dueDate < b.dueDate ? -1 : 1));
+    let left = transaction.unallocatedAmount;
+    const plan: Planned[] = [];
+    for (const invoice of payable) {
+      if (left === 0) break;
+      const amount = Math.min(left, invoice.amountDue);
+      plan.push({ invoice, amount, field: 'strategy' });
+      left -= amount;
+    }
+    return plan;
+  }
+
+  /** Locks invoices in id order, the fixed order every allocation uses. */
+  private async lockInvoices(
+    manager: EntityManager,
+    tenantId: string,
+    ids: string[],
+  ): Promise<Map<string, Invoice>> {
+    const unique = [...new Set(ids)].sort();
+    if (unique.length === 0) return new Map();
+    const invoices = await manager
+      .createQueryBuilder(Invoice, 'invoice')
+      .where('invoice.tenantId = :tenantId AND invoice.id IN (:...ids)', { tenantId, ids: unique })
+      .orderBy('invoice.id', 'ASC')
+      .setLock('pessimistic_write')
+      .getMany();
+    return new Map(invoices.map((invoice) => [invoice.id, invoice]));
+  }
+
+  private assertPayable(transaction: Transaction, invoice: Invoice, field: string): void {
+    if (invoice.subscriberId !== transaction.subscriberId) {
+      throw new ApiError(
+        'invalid_reference',
+        `Invoice ${invoice.id} belongs to another subscriber.`,
+        `${field}.invoice_id`,
+      );
+    }
+    if (invoice.currency !== transaction.currency) {
+      throw new ApiError(
+        'currency_mismatch',
+        `Invoice ${invoice.id} is in ${invoice.currency}; the transaction in ${transaction.currency}.`,
+        `${field}.invoice_id`,
+      );
+    }
+    if (!PAYABLE_STATUSES.includes(invoice.status)) {
+      throw new ApiError(
+        'invalid_state_transition',
+        `Invoice ${invoice.id} is ${invoice.status} and takes no allocations.`,
+        `${field}.invoice_id`,
+      );
+    }
+  }
+
+  private async apply(manager: EntityManager, transaction: Transaction, plan: Planned[]): Promise<void> {
+    const now = new Date();
+    const allocations = plan.map((item) =>
+      manager.create(Allocation, {
+        id: newId('alc'),
+        tenantId: transaction.tenantId,
+        transactionId: transaction.id,
+        invoiceId: item.invoice?.id ?? null,
+        subscriberId: transaction.subscriberId,
+        amount: item.amount,
+        currency: transaction.currency,
+        createdAt: now,
+      }),
+    );
+    await manager.insert(Allocation, allocations);
+    transaction.allocatedAmount += plan.reduce((sum, item) => sum + item.amount, 0);
+    await manager.update(
+      Transaction,
+      { id: transaction.id },
+      { allocatedAmount: transaction.allocatedAmount },
+    );
+
+    for (const invoice of new Set(plan.flatMap((item) => (item.invoice ? [item.invoice] : [])))) {
+      invoice.amountPaid += plan
+        .filter((item) => item.invoice === invoice)
+        .reduce((sum, item) => sum + item.amount, 0);
+      invoice.status = invoice.amountDue === 0 ? InvoiceStatus.Paid : InvoiceStatus.PartiallyPaid;
+      invoice.paidAt = invoice.status === InvoiceStatus.Paid ? now : null;
+      invoice.updatedAt = now;
+      await manager.update(
+        Invoice,
+        { id: invoice.id },
+        { amountPaid: invoice.amountPaid, status: invoice.status, paidAt: invoice.paidAt, updatedAt: now },
+      );
+      if (invoice.status === InvoiceStatus.Paid) {
+        await this.events.append(manager, {
+          tenantId: invoice.tenantId,
+          type: 'invoice.paid',
+          subjectId: invoice.id,
+          object: InvoiceDto.from(invoice),
+        });
+      }
+    }
+    await this.events.append(manager, {
+      tenantId: transaction.tenantId,
+      type: 'transaction.allocated',
+      subjectId: transaction.id,
+      object: TransactionDto.from(transaction),
+      details: {
+        allocations: allocations.map((a) => ({ id: a.id, invoice_id: a.invoiceId, amount: a.amount })),
+      },
+    });
+  }
+}

@@ -1,0 +1,178 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsDateString,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { MAX_AMOUNT } from '../../../common/money';
+import { PageQueryDto } from '../../../common/pagination';
+import { IsCurrency } from '../../../common/validation/is-currency';
+import { IsMetadata } from '../../../common/validation/is-metadata';
+import type { Metadata } from '../../../subscribers/subscriber.entity';
+import {
+  TRANSACTION_KINDS,
+  TRANSACTION_SOURCES,
+  TransactionKind,
+  TransactionSource,
+} from '../transaction.entity';
+
+export class CreateTransactionDto {
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsString()
+  @MaxLength(64)
+  subscriber_id: string;
+
+  @ApiProperty({ enum: TRANSACTION_KINDS, example: TransactionKind.Payment })
+  @IsIn(TRANSACTION_KINDS, { message: `kind must be one of ${TRANSACTION_KINDS.join(', ')}` })
+  kind: TransactionKind;
+
+  @ApiProperty({
+    enum: TRANSACTION_SOURCES,
+    example: TransactionSource.External,
+    description: 'external: recorded from a payment system or bank; adjustment: an operator correction.',
+  })
+  @IsIn(TRANSACTION_SOURCES, { message: `source must be one of ${TRANSACTION_SOURCES.join(', ')}` })
+  source: TransactionSource;
+
+  @ApiProperty({ example: 4999, description: 'Positive integer minor units.', minimum: 1 })
+  @IsInt()
+  @Min(1)
+  @Max(MAX_AMOUNT)
+  amount: number;
+
+  @ApiProperty({ example: 'USD' })
+  @IsCurrency()
+  currency: string;
+
+  @ApiPropertyOptional({ example: 'stripe:ch_3Nf…', description: 'Unique per tenant; a second one is 409.' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  external_id?: string;
+
+  @ApiPropertyOptional({ example: 'INV-42' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  reference?: string;
+
+  @ApiPropertyOptional({ example: 'November payment' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string;
+
+  @ApiPropertyOptional({ example: 'card', description: 'How the money moved: card, bank_transfer, cash, …' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 50)
+  method?: string;
+
+  @ApiPropertyOptional({
+    example: '2026-11-20T15:04:05.000Z',
+    description: 'When it happened; defaults to now.',
+  })
+  @IsOptional()
+  @IsDateString({ strict: true })
+  occurred_at?: string;
+
+  @ApiPropertyOptional({
+    example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'Required for, and only for, refunds.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  refund_of?: string;
+
+  @ApiPropertyOptional({ example: { gateway: 'stripe' } })
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Metadata;
+}
+
+export class AllocationItemDto {
+  @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsString()
+  @MaxLength(64)
+  invoice_id: string;
+
+  @ApiProperty({ example: 2500, minimum: 1 })
+  @IsInt()
+  @Min(1)
+  @Max(MAX_AMOUNT)
+  amount: number;
+}
+
+/** Exactly one of three forms: explicit invoices, the balance, or a strategy. */
+export class AllocateDto {
+  @ApiPropertyOptional({ type: [AllocationItemDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => AllocationItemDto)
+  allocations?: AllocationItemDto[];
+
+  @ApiPropertyOptional({
+    enum: ['balance'],
+    description: 'With `amount`: apply to the balance, not to an invoice.',
+  })
+  @IsOptional()
+  @IsIn(['balance'], { message: 'target must be balance' })
+  target?: 'balance';
+
+  @ApiPropertyOptional({ example: 1000, minimum: 1 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_AMOUNT)
+  amount?: number;
+
+  @ApiPropertyOptional({
+    enum: ['oldest_first'],
+    description:
+      'Open invoices of the same subscriber and currency, oldest due first; the rest stays unallocated.',
+  })
+  @IsOptional()
+  @IsIn(['oldest_first'], { message: 'strategy must be oldest_first' })
+  strategy?: 'oldest_first';
+}
+
+export class ListTransactionsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) subscriber_id?: string;
+
+  @ApiPropertyOptional({ enum: TRANSACTION_KINDS })
+  @IsOptional()
+  @IsIn(TRANSACTION_KINDS, { message: `kind must be one of ${TRANSACTION_KINDS.join(', ')}` })
+  kind?: TransactionKind;
+
+  @ApiPropertyOptional({ enum: TRANSACTION_SOURCES })
+  @IsOptional()
+  @IsIn(TRANSACTION_SOURCES, { message: `source must be one of ${TRANSACTION_SOURCES.join(', ')}` })
+  source?: TransactionSource;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) external_id?: string;
+
+  @ApiPropertyOptional({ description: 'occurred_at at or after (ISO 8601).' })
+  @IsOptional()
+  @IsDateString({ strict: true })
+  occurred_gte?: string;
+
+  @ApiPropertyOptional({ description: 'occurred_at before (ISO 8601).' })
+  @IsOptional()
+  @IsDateString({ strict: true })
+  occurred_lt?: string;
+}

@@ -1,0 +1,174 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Page } from '../../common/envelope/envelope';
+import { ApiError } from '../../common/errors/api-error';
+import { isUniqueViolation } from '../../common/errors/postgres-errors';
+import { newId } from '../../common/ids';
+import { paginate } from '../../common/pagination';
+import { TransactionRunner } from '../../database/transaction-runner';
+import { EventsService } from '../../events/events.service';
+import { SubscribersService } from '../../subscribers/subscribers.service';
+import { LedgerEntryType } from '../ledger/ledger-entry.entity';
+import { LedgerService } from '../ledger/ledger.service';
+import { CreateTransactionDto, ListTransactionsQueryDto } from './dto/transaction.dto';
+import { TransactionDto } from './dto/transaction-response.dto';
+import { Allocation, Transaction, TransactionKind } from './transaction.entity';
+
+/** How each kind moves what the subscriber owes: payments and credits lower it, debits and refunds raise it. */
+const LEDGER_SIGN: Record<TransactionKind, { type: LedgerEntryType; sign: 1 | -1 }> = {
+  [TransactionKind.Payment]: { type: LedgerEntryType.Payment, sign: -1 },
+  [TransactionKind.Credit]: { type: LedgerEntryType.Credit, sign: -1 },
+  [TransactionKind.Debit]: { type: LedgerEntryType.Debit, sign: 1 },
+  [TransactionKind.Refund]: { type: LedgerEntryType.Refund, sign: 1 },
+};
+
+@Injectable()
+export class TransactionsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly subscribers: SubscribersService,
+    private readonly ledger: LedgerService,
+  ) {}
+
+  async create(tenantId: string, dto: CreateTransactionDto): Promise<Transaction> {
+    const isRefund = dto.kind === TransactionKind.Refund;
+    if (isRefund && dto.refund_of === undefined) {
+      throw new ApiError(
+        'missing_field',
+        'refund_of is required for a refund: the payment it returns money from.',
+        'refund_of',
+      );
+    }
+    if (!isRefund && dto.refund_of !== undefined) {
+      throw new ApiError('validation_failed', 'refund_of is only for refunds.', 'refund_of');
+    }
+    try {
+      return await this.tx.run(async (manager) => {
+        await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id');
+        const transaction = manager.create(Transaction, {
+          id: newId('txn'),
+          tenantId,
+          subscriberId: dto.subscriber_id,
+          kind: dto.kind,
+          source: dto.source,
+          amount: dto.amount,
+          currency: dto.currency,
+          externalId: dto.external_id ?? null,
+          reference: dto.reference ?? null,
+          description: dto.description ?? null,
+          method: dto.method ?? null,
+          occurredAt: dto.occurred_at ? new Date(dto.occurred_at) : new Date(),
+          refundOf: dto.refund_of ?? null,
+          metadata: dto.metadata ?? {},
+          allocatedAmount: 0,
+          refundedAmount: 0,
+          createdAt: new Date(),
+        });
+        if (isRefund) await this.drawRefund(manager, transaction);
+        await manager.insert(Transaction, transaction);
+        const { type, sign } = LEDGER_SIGN[transaction.kind];
+        await this.ledger.post(manager, {
+          tenantId,
+          subscriberId: transaction.subscriberId,
+          currency: transaction.currency,
+          type,
+          amount: sign * transaction.amount,
+          sourceId: transaction.id,
+        });
+        await this.events.append(manager, {
+          tenantId,
+          type: 'transaction.created',
+          subjectId: transaction.id,
+          object: TransactionDto.from(transaction),
+        });
+        return transaction;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'uq_transactions_external_id')) {
+        throw new ApiError(
+          'duplicate_transaction',
+          'A transaction with the supplied external_id already exists.',
+          'external_id',
+        );
+      }
+      throw error;
+    }
+  }
+
+  async getById(
+    tenantId: string,
+    id: string,
+  ): Promise<{ transaction: Transaction; allocations: Allocation[] }> {
+    const transaction = await this.dataSource.getRepository(Transaction).findOneBy({ tenantId, id });
+    if (!transaction) throw ApiError.notFound('transaction', id);
+    return { transaction, allocations: await this.allocationsOf(this.dataSource.manager, tenantId, id) };
+  }
+
+  allocationsOf(manager: EntityManager, tenantId: string, transactionId: string): Promise<Allocation[]> {
+    return manager.find(Allocation, {
+      where: { tenantId, transactionId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  list(tenantId: string, query: ListTransactionsQueryDto): Promise<Page<Transaction>> {
+    const qb = this.dataSource
+      .getRepository(Transaction)
+      .createQueryBuilder('txn')
+      .where('txn.tenantId = :tenantId', { tenantId });
+    if (query.subscriber_id)
+      qb.andWhere('txn.subscriberId = :subscriberId', { subscriberId: query.subscriber_id });
+    if (query.kind) qb.andWhere('txn.kind = :kind', { kind: query.kind });
+    if (query.source) qb.andWhere('txn.source = :source', { source: query.source });
+    if (query.external_id) qb.andWhere('txn.externalId = :externalId', { externalId: query.external_id });
+    if (query.occurred_gte)
+      qb.andWhere('txn.occurredAt >= :occurredGte', { occurredGte: new Date(query.occurred_gte) });
+    if (query.occurred_lt)
+      qb.andWhere('txn.occurredAt < :occurredLt', { occurredLt: new Date(query.occurred_lt) });
+    return paginate(qb, query);
+  }
+
+  /** A refund draws on its payment's unallocated, unrefunded remainder, under the payment's row lock. */
+  private async drawRefund(manager: EntityManager, refund: Transaction): Promise<void> {
+    const payment = await manager.findOne(Transaction, {
+      where: { tenantId: refund.tenantId, id: refund.refundOf! },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!payment || payment.kind !== TransactionKind.Payment) {
+      throw new ApiError('invalid_reference', `No payment ${refund.refundOf} exists.`, 'refund_of');
+    }
+    if (payment.subscriberId !== refund.subscriberId) {
+      throw new ApiError(
+        'invalid_reference',
+        'refund_of names a payment of another subscriber.',
+        'refund_of',
+      );
+    }
+    if (payment.currency !== refund.currency) {
+      throw new ApiError(
+        'currency_mismatch',
+        `The payment is in ${payment.currency}, the refund in ${refund.currency}.`,
+        'currency',
+      );
+    }
+    if (refund.amount > payment.unallocatedAmount) {
+      throw new ApiError(
+        'refund_exceeds_refundable',
+        `The payment has ${payment.unallocatedAmount} left to refund; ${refund.amount} was asked.`,
+        'amount',
+      );
+    }
+    payment.refundedAmount += refund.amount;
+    await manager.update(Transaction, { id: payment.id }, { refundedAmount: payment.refundedAmount });
+    await this.events.append(manager, {
+      tenantId: payment.tenantId,
+      type: 'transaction.refunded',
+      subjectId: payment.id,
+      object: TransactionDto.from(payment),
+      details: { refund_id: refund.id, amount: refund.amount },
+    });
+  }
+}
