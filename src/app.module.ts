@@ -9,6 +9,7 @@ import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { GatewayModule } from './gateway/gateway.module';
 import { IdempotencyInterceptor } from './gateway/idempotency/idempotency.interceptor';
+import { WebhooksModule } from './webhooks/webhooks.module';
 import { SubscribersModule } from './subscribers/subscribers.module';
 import { BillingModule } from './billing/billing.module';
 import { BillingProfilesModule } from './billing/profiles/billing-profiles.module';
@@ -27,6 +28,7 @@ export class AppModule {
         BillingProfilesModule,
         SubscribersModule,
         BillingModule,
+        WebhooksModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },

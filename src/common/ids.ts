@@ -19,6 +19,7 @@ export const ID_PREFIXES = [
   'ten',
   'tok',
   'req',
+  'att',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -14,6 +14,35 @@ export interface AppConfig {
   rateLimit: { max: number; windowS: number };
   abuse: { authFailuresMax: number; windowS: number; blockS: number };
   trustProxy: boolean;
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Run the delivery worker in this process (several instances may all run it). */
+  workerEnabled: boolean;
+  pollMs: number;
+  timeoutMs: number;
+  concurrency: number;
+  retryDelaysS: number[];
+  /** A subscription failing every attempt this long is disabled. */
+  disableAfterS: number;
+  allowPrivate: boolean;
+  allowInsecure: boolean;
+}
+
+const DEFAULT_RETRY_DELAYS_S = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
+
+function delays(env: Env, name: string): number[] {
+  const raw = env[name]?.trim();
+  if (!raw) return DEFAULT_RETRY_DELAYS_S;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20 || !parts.every((part) => /^\d+(\.\d+)?$/.test(part))) {
+    throw new ConfigError(
+      name,
+      `must be a comma-separated list of at most 20 non-negative numbers, got "${raw}"`,
+    );
+  }
+  return parts.map(Number);
 }
 
 export class ConfigError extends Error {
@@ -86,6 +115,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
       blockS: integer(env, 'ABUSE_BLOCK_S', 900, 1, 604_800),
     },
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    webhooks: {
+      workerEnabled: boolean(env, 'WEBHOOK_WORKER_ENABLED', true),
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 10, 1, 200),
+      retryDelaysS: delays(env, 'WEBHOOK_RETRY_DELAYS_S'),
+      disableAfterS: integer(env, 'WEBHOOK_DISABLE_AFTER_S', 5 * 86_400, 1, 365 * 86_400),
+      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      allowInsecure: boolean(env, 'WEBHOOK_ALLOW_INSECURE', false),
+    },
   };
 }
 

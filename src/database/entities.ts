@@ -6,6 +6,7 @@ import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
 import { ApiToken } from '../gateway/tokens/api-token.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
+import { Webhook, WebhookAttempt, WebhookDelivery } from '../webhooks/webhook.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
 
 /** Every entity of the service, in one list for the DataSource and the migration drift check. */
@@ -22,4 +23,7 @@ export const ENTITIES = [
   Allocation,
   LedgerEntry,
   SubscriberBalance,
+  Webhook,
+  WebhookDelivery,
+  WebhookAttempt,
 ];

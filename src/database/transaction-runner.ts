@@ -1,7 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager } from 'typeorm';
 import { requestContext } from '../common/request-context';
+
+const commitHooks = new AsyncLocalStorage<(() => void)[]>();
+
+/** Runs `hook` once the surrounding TransactionRunner transaction has committed (never if it rolls back). */
+export function afterCommit(hook: () => void): void {
+  const hooks = commitHooks.getStore();
+  if (hooks) hooks.push(hook);
+  else setImmediate(hook);
+}
 
 /**
  * The one way a request changes data: one transaction. When the request carries an idempotency key, the key is
@@ -11,11 +21,16 @@ import { requestContext } from '../common/request-context';
 export class TransactionRunner {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(async (manager) => {
-      const idempotency = requestContext.get()?.idempotency;
-      if (idempotency) await idempotency.claim(manager);
-      return work(manager);
-    });
+  async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const hooks: (() => void)[] = [];
+    const result = await commitHooks.run(hooks, () =>
+      this.dataSource.transaction(async (manager) => {
+        const idempotency = requestContext.get()?.idempotency;
+        if (idempotency) await idempotency.claim(manager);
+        return work(manager);
+      }),
+    );
+    for (const hook of hooks) hook();
+    return result;
   }
 }

@@ -19,12 +19,29 @@ export interface NewEvent {
   details?: Record<string, unknown>;
 }
 
+/** Called for every appended event inside its transaction: the transactional outbox (webhook deliveries). */
+export type EventListener = (manager: EntityManager, event: EventRecord) => Promise<void>;
+
 @Injectable()
 export class EventsService {
+  private readonly listeners: EventListener[] = [];
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Appends an event through the caller's transaction, so it commits or rolls back with the change. */
-  async append(manager: EntityManager, event: NewEvent): Promise<EventRecord> {
+  /** Registers a listener run in the same transaction as each append. */
+  onAppend(listener: EventListener): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Appends an event through the caller's transaction, so it commits or rolls back with the change.
+   * `fanOut: false` keeps it from the listeners (a webhook test ping goes to one endpoint only).
+   */
+  async append(
+    manager: EntityManager,
+    event: NewEvent,
+    options: { fanOut?: boolean } = {},
+  ): Promise<EventRecord> {
     const record = manager.create(EventRecord, {
       id: newId('evt'),
       tenantId: event.tenantId,
@@ -37,6 +54,7 @@ export class EventsService {
     });
     // jsonb `data` is free-form, which TypeORM's deep-partial insert type cannot express.
     await manager.insert(EventRecord, record as QueryDeepPartialEntity<EventRecord>);
+    if (options.fanOut !== false) for (const listener of this.listeners) await listener(manager, record);
     return record;
   }
 

@@ -1,10 +1,12 @@
 import { Foundation1795235342641 } from './1795235342641-Foundation';
 import { SubscribersBillingProfilesIdempotency1795235750197 } from './1795235750197-SubscribersBillingProfilesIdempotency';
 import { Billing1795236130814 } from './1795236130814-Billing';
+import { Webhooks1795236505882 } from './1795236505882-Webhooks';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
   Foundation1795235342641,
   SubscribersBillingProfilesIdempotency1795235750197,
   Billing1795236130814,
+  Webhooks1795236505882,
 ];

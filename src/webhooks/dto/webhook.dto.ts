@@ -1,0 +1,161 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
+import { Webhook, WebhookAttempt } from '../webhook.entity';
+
+const EVENT_PATTERN = /^(\*|[a-z_]+(\.[a-z_]+)*(\.\*)?)$/;
+
+export class CreateWebhookDto {
+  @ApiProperty({ example: 'https://crm.example.net/hooks/isp' })
+  @IsString()
+  @MaxLength(2048)
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'url must be an http(s) URL' },
+  )
+  url: string;
+
+  @ApiProperty({
+    example: ['subscriber.*', 'invoice.paid'],
+    description: 'Exact types, `prefix.*`, or `*` for all.',
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(EVENT_PATTERN, { each: true, message: 'each event must be a type, a prefix ending in .*, or *' })
+  events: string[];
+
+  @ApiPropertyOptional({ example: 'CRM sync' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string;
+
+  @ApiPropertyOptional({ example: true, default: true })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+}
+
+export class UpdateWebhookDto {
+  @ApiPropertyOptional({ example: 'https://crm.example.net/hooks/isp' })
+  @ValidateIf((_o, value) => value !== undefined)
+  @IsString()
+  @MaxLength(2048)
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'url must be an http(s) URL' },
+  )
+  url?: string;
+
+  @ApiPropertyOptional({ example: ['*'] })
+  @ValidateIf((_o, value) => value !== undefined)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(EVENT_PATTERN, { each: true, message: 'each event must be a type, a prefix ending in .*, or *' })
+  events?: string[];
+
+  @ApiPropertyOptional({ example: 'CRM sync', nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+
+  @ApiPropertyOptional({
+    example: true,
+    description: 'true re-enables a subscription disabled after failures.',
+  })
+  @ValidateIf((_o, value) => value !== undefined)
+  @IsBoolean()
+  enabled?: boolean;
+}
+
+export class WebhookDto {
+  @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: 'https://crm.example.net/hooks/isp' }) url: string;
+  @ApiProperty({ example: ['subscriber.*'] }) events: string[];
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty({ example: true }) enabled: boolean;
+  @ApiProperty({ nullable: true, type: String, example: null, description: 'Why the service disabled it.' })
+  disabled_reason: string | null;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
+
+  static from(webhook: Webhook): WebhookDto {
+    return {
+      id: webhook.id,
+      url: webhook.url,
+      events: webhook.events,
+      description: webhook.description,
+      enabled: webhook.enabled,
+      disabled_reason: webhook.disabledReason,
+      created_at: webhook.createdAt.toISOString(),
+      updated_at: webhook.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class WebhookWithSecretDto extends WebhookDto {
+  @ApiProperty({
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'Shown in this response only.',
+  })
+  secret: string;
+}
+
+export class WebhookTestDto {
+  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
+  @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) delivery_id: string;
+}
+
+export class WebhookAttemptDto {
+  @ApiProperty({ example: 'att_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) delivery_id: string;
+  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
+  @ApiProperty({ example: 'subscriber.created' }) event_type: string;
+  @ApiProperty({ example: 1 }) attempt: number;
+  @ApiProperty({ example: 500, nullable: true, type: Number }) status_code: number | null;
+  @ApiProperty({ example: 42 }) duration_ms: number;
+  @ApiProperty({ nullable: true, type: String, example: null }) error: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'First KiB of the answer.' }) response_body:
+    string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'When the next try is due; null when none is.' })
+  next_attempt_at: string | null;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
+
+  static from(attempt: WebhookAttempt): WebhookAttemptDto {
+    return {
+      id: attempt.id,
+      delivery_id: attempt.deliveryId,
+      event_id: attempt.eventId,
+      event_type: attempt.eventType,
+      attempt: attempt.attempt,
+      status_code: attempt.statusCode,
+      duration_ms: attempt.durationMs,
+      error: attempt.error,
+      response_body: attempt.responseBody,
+      next_attempt_at: attempt.nextAttemptAt?.toISOString() ?? null,
+      created_at: attempt.createdAt.toISOString(),
+    };
+  }
+}
+
+export class RedeliveryDto {
+  @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The new delivery.' }) id: string;
+  @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) webhook_id: string;
+  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
+  @ApiProperty({ example: 'pending' }) status: string;
+}

@@ -1,0 +1,139 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/** A callback subscription. The secret is kept as given out: it is the HMAC key deliveries are signed with. */
+@Entity('webhooks')
+@Index('ix_webhooks_tenant_created', ['tenantId', 'createdAt', 'id'])
+export class Webhook {
+  @Column('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  id: string;
+
+  @Column('text')
+  url: string;
+
+  /** Exact event types, `prefix.*` patterns, or `*`. */
+  @Column('text', { array: true })
+  events: string[];
+
+  @Column('text', { nullable: true })
+  description: string | null;
+
+  @Column('boolean')
+  enabled: boolean;
+
+  @Column('text', { nullable: true })
+  disabledReason: string | null;
+
+  @Column('text')
+  secret: string;
+
+  /** After a rotation the old secret still signs, beside the new one, until this instant. */
+  @Column('text', { nullable: true })
+  previousSecret: string | null;
+
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  previousSecretExpiresAt: Date | null;
+
+  /** Set at the first failed attempt after a success; a subscription failing for 5 days is disabled. */
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  failingSince: Date | null;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}
+
+export enum DeliveryStatus {
+  Pending = 'pending',
+  Succeeded = 'succeeded',
+  Failed = 'failed',
+}
+
+/** One event owed to one subscription: the outbox row, written in the event's transaction. */
+@Entity('webhook_deliveries')
+@Index('ix_webhook_deliveries_due', ['status', 'nextAttemptAt'])
+@Index('ix_webhook_deliveries_webhook', ['tenantId', 'webhookId', 'createdAt', 'id'])
+export class WebhookDelivery {
+  @Column('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  id: string;
+
+  @Column('text')
+  webhookId: string;
+
+  @Column('text')
+  eventId: string;
+
+  @Column('text')
+  eventType: string;
+
+  @Column('text')
+  status: DeliveryStatus;
+
+  @Column('integer')
+  attempts: number;
+
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  nextAttemptAt: Date | null;
+
+  /** A worker's lease: while in the future, no other worker takes the row. Expires if that worker dies. */
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  lockedUntil: Date | null;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}
+
+/** The log of every delivery attempt. */
+@Entity('webhook_attempts')
+@Index('ix_webhook_attempts_webhook_created', ['tenantId', 'webhookId', 'createdAt', 'id'])
+export class WebhookAttempt {
+  @Column('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  id: string;
+
+  @Column('text')
+  webhookId: string;
+
+  @Column('text')
+  deliveryId: string;
+
+  @Column('text')
+  eventId: string;
+
+  @Column('text')
+  eventType: string;
+
+  @Column('integer')
+  attempt: number;
+
+  @Column('integer', { nullable: true })
+  statusCode: number | null;
+
+  @Column('integer')
+  durationMs: number;
+
+  @Column('text', { nullable: true })
+  error: string | null;
+
+  /** The first KiB of the answer. */
+  @Column('text', { nullable: true })
+  responseBody: string | null;
+
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}

@@ -1,0 +1,147 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page } from '../common/envelope/envelope';
+import { PageQueryDto } from '../common/pagination';
+import type { AuthContext } from '../common/request-context';
+import {
+  ApiEnvelope,
+  ApiErrors,
+  AUTH_ERRORS,
+  BODY_ERRORS,
+  IDEMPOTENCY_ERRORS,
+} from '../common/swagger/api-envelope';
+import { Auth, RequireScopes } from '../gateway/auth/auth.decorators';
+import { SkipIdempotency } from '../gateway/idempotency/idempotency.interceptor';
+import {
+  CreateWebhookDto,
+  RedeliveryDto,
+  UpdateWebhookDto,
+  WebhookAttemptDto,
+  WebhookDto,
+  WebhookTestDto,
+  WebhookWithSecretDto,
+} from './dto/webhook.dto';
+import { WebhooksService } from './webhooks.service';
+
+@ApiTags('Webhooks')
+@ApiBearerAuth()
+@Controller('api/v1/webhooks')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Get()
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'List webhook subscriptions' })
+  @ApiEnvelope(WebhookDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
+  async list(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<WebhookDto>> {
+    return (await this.webhooks.list(auth.tenantId, query)).map(WebhookDto.from);
+  }
+
+  @Post()
+  @HttpCode(201)
+  @RequireScopes('webhooks:write')
+  @SkipIdempotency() // the answer holds the signing secret, which is never stored twice
+  @ApiOperation({
+    summary: 'Register a callback endpoint',
+    description:
+      'The `whsec_` secret is in this response only. Deliveries are signed per Standard Webhooks ' +
+      '(webhook-id, webhook-timestamp, webhook-signature). https only; private addresses are refused.',
+  })
+  @ApiEnvelope(WebhookWithSecretDto, { status: 201 })
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS)
+  async create(@Auth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
+    const webhook = await this.webhooks.create(auth.tenantId, dto);
+    return { ...WebhookDto.from(webhook), secret: webhook.secret };
+  }
+
+  @Get(':id')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'Get a webhook subscription' })
+  @ApiEnvelope(WebhookDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
+    return WebhookDto.from(await this.webhooks.getById(auth.tenantId, id));
+  }
+
+  @Patch(':id')
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Change url, events, description or enabled' })
+  @ApiEnvelope(WebhookDto)
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
+  async update(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() dto: UpdateWebhookDto,
+  ): Promise<WebhookDto> {
+    return WebhookDto.from(await this.webhooks.update(auth.tenantId, id, dto));
+  }
+
+  @Delete(':id')
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Delete a subscription and its pending deliveries' })
+  @ApiEnvelope(WebhookDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async remove(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
+    return WebhookDto.from(await this.webhooks.remove(auth.tenantId, id));
+  }
+
+  @Post(':id/rotate-secret')
+  @HttpCode(200)
+  @RequireScopes('webhooks:write')
+  @SkipIdempotency()
+  @ApiOperation({ summary: 'Issue a new secret; for 24 h deliveries carry signatures of both' })
+  @ApiEnvelope(WebhookWithSecretDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async rotateSecret(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookWithSecretDto> {
+    const webhook = await this.webhooks.rotateSecret(auth.tenantId, id);
+    return { ...WebhookDto.from(webhook), secret: webhook.secret };
+  }
+
+  @Post(':id/test')
+  @HttpCode(202)
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Send a webhook.test event to this endpoint alone' })
+  @ApiEnvelope(WebhookTestDto, { status: 202 })
+  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found')
+  async test(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookTestDto> {
+    const { eventId, deliveryId } = await this.webhooks.sendTest(auth.tenantId, id);
+    return { event_id: eventId, delivery_id: deliveryId };
+  }
+
+  @Get(':id/deliveries')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'The attempt log of a subscription, newest first' })
+  @ApiEnvelope(WebhookAttemptDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
+  async deliveries(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<WebhookAttemptDto>> {
+    return (await this.webhooks.attempts(auth.tenantId, id, query)).map(WebhookAttemptDto.from);
+  }
+}
+
+@ApiTags('Webhooks')
+@ApiBearerAuth()
+@Controller('api/v1/webhook-deliveries')
+export class WebhookDeliveriesController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post(':id/redeliver')
+  @HttpCode(202)
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Send the event of a delivery again, as a new delivery' })
+  @ApiEnvelope(RedeliveryDto, { status: 202 })
+  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found')
+  async redeliver(@Auth() auth: AuthContext, @Param('id') id: string): Promise<RedeliveryDto> {
+    const delivery = await this.webhooks.redeliver(auth.tenantId, id);
+    return {
+      id: delivery.id,
+      webhook_id: delivery.webhookId,
+      event_id: delivery.eventId,
+      status: delivery.status,
+    };
+  }
+}

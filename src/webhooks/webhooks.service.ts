@@ -1,0 +1,246 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Page } from '../common/envelope/envelope';
+import { ApiError } from '../common/errors/api-error';
+import { newId } from '../common/ids';
+import { paginate, PageQueryDto } from '../common/pagination';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { afterCommit, TransactionRunner } from '../database/transaction-runner';
+import { EventRecord } from '../events/event.entity';
+import { EventsService } from '../events/events.service';
+import { assertPublicHost, ForbiddenAddressError, hostOf } from './callback-address';
+import { CreateWebhookDto, UpdateWebhookDto, WebhookDto } from './dto/webhook.dto';
+import { generateWebhookSecret } from './signing';
+import { WebhookWorker } from './webhook-worker';
+import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
+
+const SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** The patterns that match an event type: itself, each dotted prefix with `.*`, and `*`. */
+export function patternsFor(type: string): string[] {
+  const parts = type.split('.');
+  const prefixes = parts.slice(0, -1).map((_, index) => `${parts.slice(0, index + 1).join('.')}.*`);
+  return [type, ...prefixes, '*'];
+}
+
+@Injectable()
+export class WebhooksService implements OnModuleInit {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly worker: WebhookWorker,
+  ) {}
+
+  onModuleInit(): void {
+    this.events.onAppend((manager, event) => this.fanOut(manager, event));
+  }
+
+  /** The transactional outbox: one delivery per matching enabled subscription, in the event's own transaction. */
+  async fanOut(manager: EntityManager, event: EventRecord): Promise<void> {
+    const rows: { id: string }[] = await manager.query(
+      'SELECT id FROM webhooks WHERE tenant_id = $1 AND enabled AND events && $2::text[]',
+      [event.tenantId, patternsFor(event.type)],
+    );
+    if (rows.length === 0) return;
+    await manager.insert(
+      WebhookDelivery,
+      rows.map((row) => this.newDelivery(event, row.id)),
+    );
+    afterCommit(() => this.worker.wake());
+  }
+
+  async create(tenantId: string, dto: CreateWebhookDto): Promise<Webhook> {
+    await this.assertCallbackUrl(dto.url);
+    return this.tx.run(async (manager) => {
+      const now = new Date();
+      const webhook = manager.create(Webhook, {
+        id: newId('whk'),
+        tenantId,
+        url: dto.url,
+        events: [...new Set(dto.events)],
+        description: dto.description ?? null,
+        enabled: dto.enabled ?? true,
+        disabledReason: null,
+        secret: generateWebhookSecret(),
+        previousSecret: null,
+        previousSecretExpiresAt: null,
+        failingSince: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await manager.insert(Webhook, webhook);
+      await this.events.append(manager, {
+        tenantId,
+        type: 'webhook.created',
+        subjectId: webhook.id,
+        object: WebhookDto.from(webhook),
+      });
+      return webhook;
+    });
+  }
+
+  async update(tenantId: string, id: string, dto: UpdateWebhookDto): Promise<Webhook> {
+    if (dto.url !== undefined) await this.assertCallbackUrl(dto.url);
+    return this.tx.run(async (manager) => {
+      const webhook = await this.lock(manager, tenantId, id);
+      if (dto.url !== undefined) webhook.url = dto.url;
+      if (dto.events !== undefined) webhook.events = [...new Set(dto.events)];
+      if (dto.description !== undefined) webhook.description = dto.description;
+      if (dto.enabled !== undefined) {
+        webhook.enabled = dto.enabled;
+        webhook.disabledReason = dto.enabled ? null : 'disabled by request';
+        if (dto.enabled) webhook.failingSince = null;
+      }
+      webhook.updatedAt = new Date();
+      await manager.save(Webhook, webhook);
+      await this.events.append(manager, {
+        tenantId,
+        type: 'webhook.updated',
+        subjectId: webhook.id,
+        object: WebhookDto.from(webhook),
+      });
+      if (webhook.enabled) afterCommit(() => this.worker.wake());
+      return webhook;
+    });
+  }
+
+  remove(tenantId: string, id: string): Promise<Webhook> {
+    return this.tx.run(async (manager) => {
+      const webhook = await this.lock(manager, tenantId, id);
+      await manager.delete(WebhookDelivery, { tenantId, webhookId: id });
+      await manager.delete(WebhookAttempt, { tenantId, webhookId: id });
+      await manager.delete(Webhook, { id });
+      await this.events.append(manager, {
+        tenantId,
+        type: 'webhook.deleted',
+        subjectId: webhook.id,
+        object: WebhookDto.from(webhook),
+      });
+      return webhook;
+    });
+  }
+
+  /** A new secret; the old one keeps signing beside it for 24 h so receivers can switch without losing events. */
+  rotateSecret(tenantId: string, id: string): Promise<Webhook> {
+    return this.tx.run(async (manager) => {
+      const webhook = await this.lock(manager, tenantId, id);
+      webhook.previousSecret = webhook.secret;
+      webhook.previousSecretExpiresAt = new Date(Date.now() + SECRET_GRACE_MS);
+      webhook.secret = generateWebhookSecret();
+      webhook.updatedAt = new Date();
+      await manager.save(Webhook, webhook);
+      await this.events.append(manager, {
+        tenantId,
+        type: 'webhook.secret_rotated',
+        subjectId: webhook.id,
+        object: WebhookDto.from(webhook),
+      });
+      return webhook;
+    });
+  }
+
+  /** Sends a `webhook.test` event to this endpoint alone. */
+  sendTest(tenantId: string, id: string): Promise<{ eventId: string; deliveryId: string }> {
+    return this.tx.run(async (manager) => {
+      const webhook = await this.lock(manager, tenantId, id);
+      const event = await this.events.append(
+        manager,
+        { tenantId, type: 'webhook.test', subjectId: webhook.id, object: WebhookDto.from(webhook) },
+        { fanOut: false },
+      );
+      const delivery = this.newDelivery(event, webhook.id);
+      await manager.insert(WebhookDelivery, delivery);
+      afterCommit(() => this.worker.wake());
+      return { eventId: event.id, deliveryId: delivery.id };
+    });
+  }
+
+  /** Sends the event of a past delivery again, as a new delivery with a fresh attempt count. */
+  redeliver(tenantId: string, deliveryId: string): Promise<WebhookDelivery> {
+    return this.tx.run(async (manager) => {
+      const original = await manager.findOneBy(WebhookDelivery, { tenantId, id: deliveryId });
+      if (!original) throw ApiError.notFound('webhook delivery', deliveryId);
+      const delivery = this.newDelivery(
+        { id: original.eventId, type: original.eventType, tenantId },
+        original.webhookId,
+      );
+      await manager.insert(WebhookDelivery, delivery);
+      afterCommit(() => this.worker.wake());
+      return delivery;
+    });
+  }
+
+  async getById(tenantId: string, id: string): Promise<Webhook> {
+    const webhook = await this.dataSource.getRepository(Webhook).findOneBy({ tenantId, id });
+    if (!webhook) throw ApiError.notFound('webhook', id);
+    return webhook;
+  }
+
+  list(tenantId: string, query: PageQueryDto): Promise<Page<Webhook>> {
+    const qb = this.dataSource
+      .getRepository(Webhook)
+      .createQueryBuilder('webhook')
+      .where('webhook.tenantId = :tenantId', { tenantId });
+    return paginate(qb, query);
+  }
+
+  async attempts(tenantId: string, webhookId: string, query: PageQueryDto): Promise<Page<WebhookAttempt>> {
+    await this.getById(tenantId, webhookId);
+    const qb = this.dataSource
+      .getRepository(WebhookAttempt)
+      .createQueryBuilder('attempt')
+      .where('attempt.tenantId = :tenantId AND attempt.webhookId = :webhookId', { tenantId, webhookId });
+    return paginate(qb, query);
+  }
+
+  private newDelivery(
+    event: Pick<EventRecord, 'id' | 'type' | 'tenantId'>,
+    webhookId: string,
+  ): WebhookDelivery {
+    const now = new Date();
+    return Object.assign(new WebhookDelivery(), {
+      id: newId('dlv'),
+      tenantId: event.tenantId,
+      webhookId,
+      eventId: event.id,
+      eventType: event.type,
+      status: DeliveryStatus.Pending,
+      attempts: 0,
+      nextAttemptAt: now,
+      lockedUntil: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+  }
+
+  /** https only (unless WEBHOOK_ALLOW_INSECURE), and no host that resolves to a private address (unless allowed). */
+  private async assertCallbackUrl(raw: string): Promise<void> {
+    const url = new URL(raw);
+    if (url.protocol !== 'https:' && !this.config.webhooks.allowInsecure) {
+      throw new ApiError('validation_failed', 'url must use https.', 'url');
+    }
+    if (url.username || url.password) {
+      throw new ApiError('validation_failed', 'url must not carry credentials.', 'url');
+    }
+    if (this.config.webhooks.allowPrivate) return;
+    try {
+      await assertPublicHost(hostOf(url));
+    } catch (error) {
+      const reason =
+        error instanceof ForbiddenAddressError ? error.message : `${hostOf(url)} does not resolve`;
+      throw new ApiError('validation_failed', `url is not allowed: ${reason}.`, 'url');
+    }
+  }
+
+  private async lock(manager: EntityManager, tenantId: string, id: string): Promise<Webhook> {
+    const webhook = await manager.findOne(Webhook, {
+      where: { tenantId, id },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!webhook) throw ApiError.notFound('webhook', id);
+    return webhook;
+  }
+}
