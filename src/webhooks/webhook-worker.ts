@@ -79,7 +79,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
   private async claim(limit: number): Promise<ClaimedRow[]> {
     const now = new Date();
     // The lease outlives the send timeout, so only a dead worker's deliveries are ever taken over.
-    const leaseUntil = new Date(now.getTime() + this.config.webhooks.timeoutMs + 30_000);
+    const leaseUntil = new Date(now.getTime() + this.config.webhooks.timeoutMs + 5_000);
     // TypeORM answers an UPDATE … RETURNING with [rows, affected].
     const [rows] = await this.dataSource.query<[ClaimedRow[], number]>(
       `UPDATE webhook_deliveries d SET locked_until = $2
