@@ -22,7 +22,7 @@ export async function createApp(config: AppConfig): Promise<RunningApp> {
   const logger = createLogger(config.logLevel);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, config.databaseUrl ?? embedded!.url),
+      AppModule.forRoot(config, embedded?.url ?? config.databaseUrl!, embedded ? 1 : config.databasePoolMax),
       { bodyParser: false, logger: new PinoNestLogger(logger) },
     );
     app.set('trust proxy', config.trustProxy);

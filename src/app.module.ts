@@ -17,12 +17,12 @@ import { BillingProfilesModule } from './billing/profiles/billing-profiles.modul
 @Module({})
 export class AppModule {
   /** `databaseUrl` is the resolved one: DATABASE_URL, or the embedded server's. */
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  static forRoot(config: AppConfig, databaseUrl: string, poolMax: number): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(databaseUrl),
+        DatabaseModule.forRoot(databaseUrl, poolMax),
         GatewayModule,
         EventsModule,
         BillingProfilesModule,

@@ -6,10 +6,6 @@ import { DataDirInUseError } from './database/embedded-postgres';
 async function main(): Promise<void> {
   const config = loadConfig();
   const { app, close } = await createApp(config);
-  await app.listen(config.port);
-  const url = (await app.getUrl()).replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');
-  const database = config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite in ${config.dataDir}`;
-  process.stdout.write(`ISP API listening on ${url} (database: ${database})\nAPI docs: ${url}/docs\n`);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -22,6 +18,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  await app.listen(config.port);
+  const url = (await app.getUrl()).replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');
+  const database = config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite in ${config.dataDir}`;
+  process.stdout.write(`ISP API listening on ${url} (database: ${database})\nAPI docs: ${url}/docs\n`);
 }
 
 main().catch((error: unknown) => {

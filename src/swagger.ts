@@ -15,7 +15,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('ISP Subscriber, Billing and Automation API')
     .setDescription(DESCRIPTION)
     .setVersion(API_VERSION)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API token: isk_…' })
+    .addBearerAuth({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'opaque (isk_…)',
+      description: 'An API token: isk_…',
+    })
     .addGlobalParameters(
       {
         name: 'X-Tenant-ID',

@@ -13,10 +13,10 @@ import { TokensService } from '../gateway/tokens/tokens.service';
 @Module({})
 export class CliModule {
   /** `databaseUrl` is the resolved one: DATABASE_URL, or the embedded server's. */
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  static forRoot(config: AppConfig, databaseUrl: string, poolMax: number): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(databaseUrl), EventsModule],
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(databaseUrl, poolMax), EventsModule],
       providers: [TenantsService, TokensService],
     };
   }

@@ -61,10 +61,13 @@ export async function runCli(argv: string[]): Promise<number> {
     const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL?.trim() || 'warn' });
     const database = await openDatabase(config);
     embedded = database.embedded;
-    context = await NestFactory.createApplicationContext(CliModule.forRoot(config, database.url), {
-      logger: stderrLogger(config),
-      abortOnError: false,
-    });
+    context = await NestFactory.createApplicationContext(
+      CliModule.forRoot(config, database.url, database.embedded ? 1 : config.databasePoolMax),
+      {
+        logger: stderrLogger(config),
+        abortOnError: false,
+      },
+    );
     const commands = new CliCommands(context.get(TenantsService), context.get(TokensService), print);
     await requestContext.run({ requestId: newId('req'), actor: { type: 'cli', id: null } }, () =>
       commands.run(command),

@@ -7,6 +7,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface AppConfig {
   port: number;
   databaseUrl: string | null;
+  /** Connections in the pool; always 1 on the embedded database. */
+  databasePoolMax: number;
   dataDir: string;
   redisUrl: string | null;
   bootstrapToken: string | null;
@@ -101,6 +103,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 500),
     dataDir: resolve(env.DATA_DIR?.trim() || './data'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     bootstrapToken,

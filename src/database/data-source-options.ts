@@ -3,7 +3,8 @@ import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
-export function dataSourceOptions(url: string): DataSourceOptions {
+/** `poolMax` 1 for the embedded database: pglite-socket interleaves statements of concurrent connections. */
+export function dataSourceOptions(url: string, poolMax = 20): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -13,6 +14,6 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     migrationsTransactionMode: 'each',
     synchronize: false,
     namingStrategy: new SnakeNamingStrategy(),
-    extra: { max: 20 },
+    extra: { max: poolMax },
   };
 }

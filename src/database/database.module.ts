@@ -7,8 +7,19 @@ import { TransactionRunner } from './transaction-runner';
 // Any constant: instances booting together take turns applying migrations instead of racing on CREATE TABLE.
 const MIGRATION_LOCK_ID = 7_340_021;
 
-export async function initializeDataSource(url: string): Promise<DataSource> {
-  const dataSource = await new DataSource(dataSourceOptions(url)).initialize();
+export async function initializeDataSource(url: string, poolMax: number): Promise<DataSource> {
+  const dataSource = await new DataSource(dataSourceOptions(url, poolMax)).initialize();
+  // With one connection (embedded, where one process owns the database) no lock is needed, nor could it be held
+  // while the migrations run on that same connection.
+  if (poolMax === 1) {
+    try {
+      await dataSource.runMigrations({ transaction: 'each' });
+      return dataSource;
+    } catch (error) {
+      await dataSource.destroy().catch(() => undefined);
+      throw error;
+    }
+  }
   const runner = dataSource.createQueryRunner();
   try {
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
@@ -29,7 +40,7 @@ export async function initializeDataSource(url: string): Promise<DataSource> {
 /** TypeORM on the given Postgres URL (a real server, or the embedded PGlite socket); migrations run on start. */
 @Module({})
 export class DatabaseModule {
-  static forRoot(url: string): DynamicModule {
+  static forRoot(url: string, poolMax = 20): DynamicModule {
     return {
       module: DatabaseModule,
       global: true,
@@ -37,8 +48,8 @@ export class DatabaseModule {
       exports: [TransactionRunner],
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ ...dataSourceOptions(url), retryAttempts: 0 }), // fail fast with the real error
-          dataSourceFactory: () => initializeDataSource(url),
+          useFactory: () => ({ ...dataSourceOptions(url, poolMax), retryAttempts: 0 }), // fail fast with the real error
+          dataSourceFactory: () => initializeDataSource(url, poolMax),
         }),
       ],
     };

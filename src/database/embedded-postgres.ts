@@ -21,14 +21,19 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Folders this process has open: a second opener in the same process is refused like one in another process. */
+const openHere = new Set<string>();
+
 /** PGlite holds its files in one process only; a lock file turns a second opener into a clear error. */
 function acquireLock(dataDir: string): string {
+  if (openHere.has(dataDir)) throw new DataDirInUseError(dataDir, process.pid);
   const lockPath = join(dataDir, 'isp-api.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(lockPath, 'wx');
       writeFileSync(fd, String(process.pid));
       closeSync(fd);
+      openHere.add(dataDir);
       return lockPath;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -40,6 +45,12 @@ function acquireLock(dataDir: string): string {
     }
   }
   throw new Error(`Could not lock the data folder ${dataDir}.`);
+}
+
+function releaseLock(dataDir: string | null, lockPath: string | null): void {
+  if (!dataDir || !lockPath) return;
+  rmSync(lockPath, { force: true });
+  openHere.delete(dataDir);
 }
 
 export interface EmbeddedPostgres {
@@ -71,11 +82,11 @@ export async function startEmbeddedPostgres(dataDir: string | null): Promise<Emb
         stopped = true;
         await server.stop();
         await db.close();
-        if (lockPath) rmSync(lockPath, { force: true });
+        releaseLock(dataDir, lockPath);
       },
     };
   } catch (error) {
-    if (lockPath) rmSync(lockPath, { force: true });
+    releaseLock(dataDir, lockPath);
     throw error;
   }
 }

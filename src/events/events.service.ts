@@ -66,7 +66,9 @@ export class EventsService {
         tenantId,
       });
     if (query.type?.endsWith('.*')) {
-      qb.andWhere('event.type LIKE :typePrefix', { typePrefix: `${query.type.slice(0, -1)}%` });
+      // `_` is a LIKE wildcard and a legal type character: escape it so the prefix matches literally.
+      const prefix = query.type.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`);
+      qb.andWhere(`event.type LIKE :typePrefix ESCAPE '\\'`, { typePrefix: `${prefix}%` });
     } else if (query.type) {
       qb.andWhere('event.type = :type', { type: query.type });
     }

@@ -215,7 +215,10 @@ export class SubscribersService {
     if (dto.billing_profile_id !== undefined)
       set('billing_profile_id', 'billingProfileId', dto.billing_profile_id);
     if (dto.address !== undefined) {
-      set('address', 'address', dto.address === null ? null : { ...subscriber.address, ...dto.address });
+      // Only the parts sent change: the DTO instance carries the absent ones as undefined own properties.
+      const sent =
+        dto.address && Object.fromEntries(Object.entries(dto.address).filter(([, v]) => v !== undefined));
+      set('address', 'address', sent === null ? null : { ...subscriber.address, ...sent });
     }
     if (dto.metadata !== undefined)
       set('metadata', 'metadata', this.mergeMetadata(subscriber.metadata, dto.metadata));

@@ -9,5 +9,6 @@ export default async function globalSetup(): Promise<void> {
   const embedded = await startEmbeddedPostgres(null);
   (globalThis as { __EMBEDDED_PG__?: { stop(): Promise<void> } }).__EMBEDDED_PG__ = embedded;
   process.env.DATABASE_URL = embedded.url;
+  process.env.DATABASE_POOL_MAX = '1'; // what the app itself uses on an embedded database
   process.env.TEST_EMBEDDED_DATABASE = 'true';
 }

@@ -2,6 +2,7 @@ import { Foundation1795235342641 } from './1795235342641-Foundation';
 import { SubscribersBillingProfilesIdempotency1795235750197 } from './1795235750197-SubscribersBillingProfilesIdempotency';
 import { Billing1795236130814 } from './1795236130814-Billing';
 import { Webhooks1795236505882 } from './1795236505882-Webhooks';
+import { CheckExternalIdBeforeEmail1795237522991 } from './1795237522991-CheckExternalIdBeforeEmail';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   SubscribersBillingProfilesIdempotency1795235750197,
   Billing1795236130814,
   Webhooks1795236505882,
+  CheckExternalIdBeforeEmail1795237522991,
 ];

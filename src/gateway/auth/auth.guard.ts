@@ -36,7 +36,7 @@ export class AuthGuard implements CanActivate {
         },
       );
     }
-    const token = await this.tokens.authenticate(secret);
+    const token = await this.tokens.authenticateRequest(req, secret);
     if (!token) {
       await this.abuse.recordAuthFailure(clientIp(req));
       throw new ApiError('invalid_token', 'The bearer token is unknown, revoked or expired.', null, {

@@ -11,7 +11,7 @@ import {
 import type { Request, Response } from 'express';
 import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
 import { ApiError } from '../../common/errors/api-error';
-import { hashToken } from '../tokens/token-secret';
+import { TokensService } from '../tokens/tokens.service';
 import { AbuseService } from './abuse.service';
 import { bearerToken, clientIp } from '../auth/request-credentials';
 
@@ -28,6 +28,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     @Inject(getStorageToken()) storage: ThrottlerStorage,
     reflector: Reflector,
     private readonly abuse: AbuseService,
+    private readonly tokens: TokensService,
   ) {
     super(options, storage, reflector);
   }
@@ -49,10 +50,12 @@ export class RateLimitGuard extends ThrottlerGuard {
     return super.canActivate(context);
   }
 
-  protected override getTracker(req: Record<string, unknown>): Promise<string> {
+  /** A live token's own budget; everyone else (no token, or one that does not authenticate) counts by address. */
+  protected override async getTracker(req: Record<string, unknown>): Promise<string> {
     const request = req as unknown as Request;
-    const token = bearerToken(request);
-    return Promise.resolve(token ? `token:${hashToken(token)}` : `ip:${clientIp(request)}`);
+    const secret = bearerToken(request);
+    const token = secret ? await this.tokens.authenticateRequest(request, secret) : null;
+    return token ? `token:${token.id}` : `ip:${clientIp(request)}`;
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {

@@ -32,6 +32,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 @Injectable()
 export class TokensService {
+  private readonly lookups = new WeakMap<object, Promise<ApiToken | null>>();
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tx: TransactionRunner,
@@ -62,6 +64,19 @@ export class TokensService {
       });
       return { token, secret };
     });
+  }
+
+  /**
+   * authenticate(), once per request: the rate limiter (which keys budgets by token) and the auth guard both ask, and
+   * share the one lookup.
+   */
+  authenticateRequest(request: object, secret: string): Promise<ApiToken | null> {
+    let lookup = this.lookups.get(request);
+    if (!lookup) {
+      lookup = this.authenticate(secret);
+      this.lookups.set(request, lookup);
+    }
+    return lookup;
   }
 
   /** The live token whose secret this is, or null (unknown, revoked or expired). */
