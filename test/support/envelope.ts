@@ -1,0 +1,51 @@
+import type { Response } from 'supertest';
+
+const GENERATED_REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+export function isGeneratedRequestId(value: unknown): boolean {
+  return typeof value === 'string' && GENERATED_REQUEST_ID.test(value);
+}
+
+/** The meta every envelope carries, and the X-Request-ID header that must agree with it. */
+function expectMeta(res: Response): void {
+  expect(typeof res.body.meta?.request_id).toBe('string');
+  expect(res.body.meta.request_id.length).toBeGreaterThan(0);
+  expect(res.body.meta.api_version).toBe('v1');
+  expect(res.headers['x-request-id']).toBe(res.body.meta.request_id);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+}
+
+/** A SPEC 2.5 success envelope around one record: exactly success, data and meta{request_id, api_version}. */
+export function expectSuccess(res: Response, status = 200): void {
+  expect(res.status).toBe(status);
+  expect(Object.keys(res.body).sort()).toEqual(['data', 'meta', 'success']);
+  expect(res.body.success).toBe(true);
+  expect(Object.keys(res.body.meta).sort()).toEqual(['api_version', 'request_id']);
+  expectMeta(res);
+}
+
+/** A success envelope around a list: data is an array and meta.pagination is {limit, has_more, next_cursor}. */
+export function expectList(res: Response): void {
+  expect(res.status).toBe(200);
+  expect(Object.keys(res.body).sort()).toEqual(['data', 'meta', 'success']);
+  expect(res.body.success).toBe(true);
+  expect(Array.isArray(res.body.data)).toBe(true);
+  expect(Object.keys(res.body.meta).sort()).toEqual(['api_version', 'pagination', 'request_id']);
+  expect(Object.keys(res.body.meta.pagination).sort()).toEqual(['has_more', 'limit', 'next_cursor']);
+  expectMeta(res);
+}
+
+/** A SPEC 2.5 failure envelope: exactly success:false, error{code, message, field} and meta. */
+export function expectError(res: Response, status: number, code: string, field: string | null = null): void {
+  expect({ status: res.status, code: res.body?.error?.code, field: res.body?.error?.field }).toEqual({
+    status,
+    code,
+    field,
+  });
+  expect(Object.keys(res.body).sort()).toEqual(['error', 'meta', 'success']);
+  expect(res.body.success).toBe(false);
+  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'field', 'message']);
+  expect(typeof res.body.error.message).toBe('string');
+  expect(res.body.error.message.length).toBeGreaterThan(0);
+  expectMeta(res);
+}
