@@ -22,6 +22,7 @@ import {
   SuspensionReason,
 } from './subscriber-status';
 import { Metadata, Subscriber } from './subscriber.entity';
+import { lockForUpdate } from '../database/lock-for-update';
 
 /** Turns the database's duplicate verdicts into SPEC 7's 409 duplicate_subscriber, naming the field. */
 function duplicateError(error: unknown): ApiError | null {
@@ -99,7 +100,7 @@ export class SubscribersService {
   async update(tenantId: string, id: string, dto: UpdateSubscriberDto): Promise<Subscriber> {
     try {
       return await this.tx.run(async (manager) => {
-        const subscriber = await this.lockById(manager, tenantId, id);
+        const subscriber = await lockForUpdate(manager, Subscriber, tenantId, id, 'subscriber');
         if (subscriber.status === SubscriberStatus.Archived) {
           throw new ApiError('invalid_state_transition', 'An archived subscriber is read-only.', 'status');
         }
@@ -138,7 +139,7 @@ export class SubscribersService {
       );
     }
     return this.tx.run(async (manager) => {
-      const subscriber = await this.lockById(manager, tenantId, id);
+      const subscriber = await lockForUpdate(manager, Subscriber, tenantId, id, 'subscriber');
       const from = subscriber.status;
       subscriber.status = assertTransition(from, dto.status);
       subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;
@@ -236,14 +237,5 @@ export class SubscribersService {
     const problem = metadataProblem(merged);
     if (problem) throw new ApiError('validation_failed', problem, 'metadata');
     return merged;
-  }
-
-  private async lockById(manager: EntityManager, tenantId: string, id: string): Promise<Subscriber> {
-    const subscriber = await manager.findOne(Subscriber, {
-      where: { tenantId, id },
-      lock: { mode: 'pessimistic_write' },
-    });
-    if (!subscriber) throw ApiError.notFound('subscriber', id);
-    return subscriber;
   }
 }

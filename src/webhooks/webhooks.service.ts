@@ -14,6 +14,7 @@ import { CreateWebhookDto, UpdateWebhookDto, WebhookDto } from './dto/webhook.dt
 import { generateWebhookSecret } from './signing';
 import { WebhookWorker } from './webhook-worker';
 import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
+import { lockForUpdate } from '../database/lock-for-update';
 
 const SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
 
@@ -85,7 +86,7 @@ export class WebhooksService implements OnModuleInit {
   async update(tenantId: string, id: string, dto: UpdateWebhookDto): Promise<Webhook> {
     if (dto.url !== undefined) await this.assertCallbackUrl(dto.url);
     return this.tx.run(async (manager) => {
-      const webhook = await this.lock(manager, tenantId, id);
+      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       if (dto.url !== undefined) webhook.url = dto.url;
       if (dto.events !== undefined) webhook.events = [...new Set(dto.events)];
       if (dto.description !== undefined) webhook.description = dto.description;
@@ -109,7 +110,7 @@ export class WebhooksService implements OnModuleInit {
 
   remove(tenantId: string, id: string): Promise<Webhook> {
     return this.tx.run(async (manager) => {
-      const webhook = await this.lock(manager, tenantId, id);
+      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       await manager.delete(WebhookDelivery, { tenantId, webhookId: id });
       await manager.delete(WebhookAttempt, { tenantId, webhookId: id });
       await manager.delete(Webhook, { id });
@@ -126,7 +127,7 @@ export class WebhooksService implements OnModuleInit {
   /** A new secret; the old one keeps signing beside it for 24 h so receivers can switch without losing events. */
   rotateSecret(tenantId: string, id: string): Promise<Webhook> {
     return this.tx.run(async (manager) => {
-      const webhook = await this.lock(manager, tenantId, id);
+      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       webhook.previousSecret = webhook.secret;
       webhook.previousSecretExpiresAt = new Date(Date.now() + SECRET_GRACE_MS);
       webhook.secret = generateWebhookSecret();
@@ -145,7 +146,7 @@ export class WebhooksService implements OnModuleInit {
   /** Sends a `webhook.test` event to this endpoint alone. */
   sendTest(tenantId: string, id: string): Promise<{ eventId: string; deliveryId: string }> {
     return this.tx.run(async (manager) => {
-      const webhook = await this.lock(manager, tenantId, id);
+      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       const event = await this.events.append(
         manager,
         { tenantId, type: 'webhook.test', subjectId: webhook.id, object: WebhookDto.from(webhook) },
@@ -233,14 +234,5 @@ export class WebhooksService implements OnModuleInit {
         error instanceof ForbiddenAddressError ? error.message : `${hostOf(url)} does not resolve`;
       throw new ApiError('validation_failed', `url is not allowed: ${reason}.`, 'url');
     }
-  }
-
-  private async lock(manager: EntityManager, tenantId: string, id: string): Promise<Webhook> {
-    const webhook = await manager.findOne(Webhook, {
-      where: { tenantId, id },
-      lock: { mode: 'pessimistic_write' },
-    });
-    if (!webhook) throw ApiError.notFound('webhook', id);
-    return webhook;
   }
 }

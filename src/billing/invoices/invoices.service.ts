@@ -15,6 +15,7 @@ import { Allocation } from '../transactions/transaction.entity';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
 import { InvoiceDto } from './dto/invoice-response.dto';
 import { Invoice, InvoiceLine, InvoiceStatus, PAYABLE_STATUSES } from './invoice.entity';
+import { lockForUpdate } from '../../database/lock-for-update';
 
 @Injectable()
 export class InvoicesService {
@@ -77,7 +78,7 @@ export class InvoicesService {
 
   finalize(tenantId: string, id: string): Promise<Invoice> {
     return this.tx.run(async (manager) => {
-      const invoice = await this.lock(manager, tenantId, id);
+      const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
       if (invoice.status !== InvoiceStatus.Draft) {
         throw new ApiError(
           'invalid_state_transition',
@@ -95,7 +96,7 @@ export class InvoicesService {
 
   void(tenantId: string, id: string): Promise<Invoice> {
     return this.tx.run(async (manager) => {
-      const invoice = await this.lock(manager, tenantId, id);
+      const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
       if (invoice.status === InvoiceStatus.Void) {
         throw new ApiError('invalid_state_transition', 'The invoice is already void.');
       }
@@ -177,14 +178,5 @@ export class InvoicesService {
       [tenantId],
     );
     return rows[0].last_number;
-  }
-
-  private async lock(manager: EntityManager, tenantId: string, id: string): Promise<Invoice> {
-    const invoice = await manager.findOne(Invoice, {
-      where: { tenantId, id },
-      lock: { mode: 'pessimistic_write' },
-    });
-    if (!invoice) throw ApiError.notFound('invoice', id);
-    return invoice;
   }
 }

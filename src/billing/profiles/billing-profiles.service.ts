@@ -13,6 +13,7 @@ import {
   CreateBillingProfileDto,
   UpdateBillingProfileDto,
 } from './dto/billing-profile.dto';
+import { lockForUpdate } from '../../database/lock-for-update';
 
 const NOT_NULLABLE = ['name', 'currency', 'billing_day', 'payment_terms_days'] as const;
 
@@ -54,7 +55,7 @@ export class BillingProfilesService {
       if (dto[field] === null) throw new ApiError('validation_failed', `${field} cannot be null.`, field);
     }
     return this.tx.run(async (manager) => {
-      const profile = await this.lockById(manager, tenantId, id);
+      const profile = await lockForUpdate(manager, BillingProfile, tenantId, id, 'billing profile');
       const changes: Partial<BillingProfile> = {
         name: dto.name,
         currency: dto.currency,
@@ -107,14 +108,5 @@ export class BillingProfilesService {
       .createQueryBuilder('profile')
       .where('profile.tenantId = :tenantId', { tenantId });
     return paginate(qb, query);
-  }
-
-  private async lockById(manager: EntityManager, tenantId: string, id: string): Promise<BillingProfile> {
-    const profile = await manager.findOne(BillingProfile, {
-      where: { tenantId, id },
-      lock: { mode: 'pessimistic_write' },
-    });
-    if (!profile) throw ApiError.notFound('billing profile', id);
-    return profile;
   }
 }

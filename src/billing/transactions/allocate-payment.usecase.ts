@@ -9,6 +9,7 @@ import { Invoice, InvoiceStatus, PAYABLE_STATUSES } from '../invoices/invoice.en
 import { AllocateDto } from './dto/transaction.dto';
 import { TransactionDto } from './dto/transaction-response.dto';
 import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
+import { lockForUpdate } from '../../database/lock-for-update';
 
 interface Planned {
   invoice: Invoice | null;
@@ -35,11 +36,7 @@ export class AllocatePaymentUseCase {
   ): Promise<{ transaction: Transaction; allocations: Allocation[] }> {
     const form = this.formOf(dto);
     return this.tx.run(async (manager) => {
-      const transaction = await manager.findOne(Transaction, {
-        where: { tenantId, id: transactionId },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!transaction) throw ApiError.notFound('transaction', transactionId);
+      const transaction = await lockForUpdate(manager, Transaction, tenantId, transactionId, 'transaction');
       if (!ALLOCATABLE_KINDS.includes(transaction.kind)) {
         throw new ApiError(
           'validation_failed',

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
-import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { paginate, PageQueryDto } from '../../common/pagination';
 import { TransactionRunner } from '../../database/transaction-runner';
@@ -12,6 +11,7 @@ import { Tenant } from '../tenants/tenant.entity';
 import { ApiToken } from './api-token.entity';
 import { TokenResponseDto } from './dto/token.dto';
 import { displayParts, generateTokenSecret, hashesEqual, hashToken } from './token-secret';
+import { lockForUpdate } from '../../database/lock-for-update';
 
 export interface IssuedToken {
   token: ApiToken;
@@ -113,11 +113,7 @@ export class TokensService {
 
   async revoke(tenantId: string, id: string): Promise<ApiToken> {
     return this.tx.run(async (manager) => {
-      const token = await manager.findOne(ApiToken, {
-        where: { tenantId, id },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!token) throw ApiError.notFound('token', id);
+      const token = await lockForUpdate(manager, ApiToken, tenantId, id, 'token');
       if (token.revokedAt) return token; // revoking twice is harmless and answers the same record
       token.revokedAt = new Date();
       await manager.update(ApiToken, { id, revokedAt: IsNull() }, { revokedAt: token.revokedAt });
