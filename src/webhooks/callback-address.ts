@@ -23,8 +23,8 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d
+  ['2002::', 16], // 6to4 embeds an IPv4 address, private ones included
   ['64:ff9b::', 96],
   ['100::', 64],
   ['2001:db8::', 32],

@@ -12,6 +12,12 @@ interface ClaimedRow {
   id: string;
 }
 
+function formatDuration(seconds: number): string {
+  if (seconds >= 86_400) return `${Math.round(seconds / 86_400)} days`;
+  if (seconds >= 3_600) return `${Math.round(seconds / 3_600)} hours`;
+  return `${seconds} seconds`;
+}
+
 /** ±10 % so retries of many deliveries that failed together do not arrive together. */
 const jitter = (seconds: number): number => seconds * (0.9 + Math.random() * 0.2);
 
@@ -185,7 +191,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
       const disabledReason = gone
         ? 'the endpoint answered 410 Gone'
         : failingTooLong
-          ? `every attempt failed for ${Math.round(this.config.webhooks.disableAfterS / 86_400)} days`
+          ? `every attempt failed for ${formatDuration(this.config.webhooks.disableAfterS)}`
           : null;
       await manager.update(
         Webhook,

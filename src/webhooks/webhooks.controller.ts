@@ -103,7 +103,7 @@ export class WebhooksController {
   @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Send a webhook.test event to this endpoint alone' })
   @ApiEnvelope(WebhookTestDto, { status: 202 })
-  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found')
+  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async test(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookTestDto> {
     const { eventId, deliveryId } = await this.webhooks.sendTest(auth.tenantId, id);
     return { event_id: eventId, delivery_id: deliveryId };
@@ -134,7 +134,7 @@ export class WebhookDeliveriesController {
   @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Send the event of a delivery again, as a new delivery' })
   @ApiEnvelope(RedeliveryDto, { status: 202 })
-  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found')
+  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async redeliver(@Auth() auth: AuthContext, @Param('id') id: string): Promise<RedeliveryDto> {
     const delivery = await this.webhooks.redeliver(auth.tenantId, id);
     return {

@@ -147,6 +147,7 @@ export class WebhooksService implements OnModuleInit {
   sendTest(tenantId: string, id: string): Promise<{ eventId: string; deliveryId: string }> {
     return this.tx.run(async (manager) => {
       const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
+      this.assertEnabled(webhook);
       const event = await this.events.append(
         manager,
         { tenantId, type: 'webhook.test', subjectId: webhook.id, object: WebhookDto.from(webhook) },
@@ -164,6 +165,7 @@ export class WebhooksService implements OnModuleInit {
     return this.tx.run(async (manager) => {
       const original = await manager.findOneBy(WebhookDelivery, { tenantId, id: deliveryId });
       if (!original) throw ApiError.notFound('webhook delivery', deliveryId);
+      this.assertEnabled(await lockForUpdate(manager, Webhook, tenantId, original.webhookId, 'webhook'));
       const delivery = this.newDelivery(
         { id: original.eventId, type: original.eventType, tenantId },
         original.webhookId,
@@ -195,6 +197,16 @@ export class WebhooksService implements OnModuleInit {
       .createQueryBuilder('attempt')
       .where('attempt.tenantId = :tenantId AND attempt.webhookId = :webhookId', { tenantId, webhookId });
     return paginate(qb, query);
+  }
+
+  /** A disabled subscription takes no deliveries; queueing one that would never go out is refused. */
+  private assertEnabled(webhook: Webhook): void {
+    if (!webhook.enabled) {
+      throw new ApiError(
+        'invalid_state_transition',
+        `The webhook is disabled${webhook.disabledReason ? ` (${webhook.disabledReason})` : ''}; enable it first.`,
+      );
+    }
   }
 
   private newDelivery(
