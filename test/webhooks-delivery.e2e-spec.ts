@@ -580,5 +580,40 @@ describe('Webhook delivery', () => {
       );
       expect(log.filter((a) => a.event_type === 'subscriber.created')).toHaveLength(2);
     });
+
+    it('should deliver nothing for an event written before the request failed and rolled back', async () => {
+      // A refund appends transaction.refunded on its payment before its own insert, which then fails on a
+      // duplicate external_id: the event and its delivery must go with the rollback.
+      const owner = await tenant();
+      const endpoint = await receiver();
+      const hook = await createWebhook(t.http, owner.token, { url: endpoint.url, events: ['transaction.*'] });
+      const subscriber = await createSubscriber(t, owner.token);
+      const post = (body: Record<string, unknown>) =>
+        request(t.http)
+          .post('/api/v1/transactions')
+          .set(bearer(owner.token))
+          .send({ subscriber_id: subscriber.id, source: 'external', currency: 'USD', ...body });
+      const payment = await post({ kind: 'payment', amount: 1000, external_id: uniqueRef() });
+      expectSuccess(payment, 201);
+      const refund = await post({
+        kind: 'refund',
+        amount: 100,
+        refund_of: payment.body.data.id,
+        external_id: payment.body.data.external_id,
+      });
+      expectError(refund, 409, 'duplicate_transaction', 'external_id');
+      // A later event: once it has arrived, anything queued before it has had its turn.
+      expectSuccess(await post({ kind: 'credit', amount: 50 }), 201);
+
+      await endpoint.waitFor(2, 10_000, (req) => req.body?.type === 'transaction.created');
+      const log = await waitForAttempts(t.http, owner.token, hook.id, 2, 10_000);
+      expect(log.map((a) => a.event_type)).toEqual(['transaction.created', 'transaction.created']);
+      expect(endpoint.ofType('transaction.refunded')).toEqual([]);
+      expect(await listEvents(t, owner.token, { type: 'transaction.refunded' })).toEqual([]);
+      const stored = await request(t.http)
+        .get(`/api/v1/transactions/${payment.body.data.id}`)
+        .set(bearer(owner.token));
+      expect(stored.body.data.refunded_amount).toBe(0);
+    });
   });
 });
