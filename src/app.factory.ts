@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { jsonBodyMiddleware, requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
 import { createLogger, PinoNestLogger } from './common/logging/logger';
@@ -15,11 +16,14 @@ export interface RunningApp {
 }
 
 /** Builds the whole application, the same way for the server, the tests and the OpenAPI generator. */
-export async function createApp(config: AppConfig): Promise<RunningApp> {
+export async function createApp(
+  config: AppConfig,
+  options: { logDestination?: DestinationStream } = {},
+): Promise<RunningApp> {
   const embedded: EmbeddedPostgres | null = config.databaseUrl
     ? null
     : await startEmbeddedPostgres(config.dataDir);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, options.logDestination);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
       AppModule.forRoot(config, embedded?.url ?? config.databaseUrl!, embedded ? 1 : config.databasePoolMax),

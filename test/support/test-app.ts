@@ -18,7 +18,10 @@ export interface TestApp {
 }
 
 /** Boots the whole application in-process on the test database (see global-setup), quiet and with roomy limits. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: Parameters<typeof createApp>[1] = {},
+): Promise<TestApp> {
   const config = loadConfig({
     ...process.env,
     LOG_LEVEL: 'silent',
@@ -28,7 +31,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     API_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
     ...env,
   });
-  const running = await createApp(config);
+  const running = await createApp(config, options);
   return {
     app: running.app,
     http: running.app.getHttpServer() as Server,

@@ -1,32 +1,38 @@
 import type { LoggerService } from '@nestjs/common';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../../config/app-config';
 import { requestContext } from '../request-context';
 
-/** JSON lines on stdout. Authorization and secret-bearing keys are redacted wherever they appear. */
-export function createLogger(level: LogLevel): Logger {
-  return pino({
-    level,
-    base: { service: 'isp-api' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: {
-      paths: [
-        'authorization',
-        '*.authorization',
-        'token',
-        '*.token',
-        'secret',
-        '*.secret',
-        'password',
-        '*.password',
-      ],
-      censor: '[redacted]',
+/**
+ * JSON lines on stdout (or `destination`, for tests). Authorization and secret-bearing keys are redacted wherever
+ * they appear.
+ */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'isp-api' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: [
+          'authorization',
+          '*.authorization',
+          'token',
+          '*.token',
+          'secret',
+          '*.secret',
+          'password',
+          '*.password',
+        ],
+        censor: '[redacted]',
+      },
+      mixin: () => {
+        const requestId = requestContext.requestId();
+        return requestId ? { request_id: requestId } : {};
+      },
     },
-    mixin: () => {
-      const requestId = requestContext.requestId();
-      return requestId ? { request_id: requestId } : {};
-    },
-  });
+    destination,
+  );
 }
 
 /** Routes Nest's own log calls into pino, so the whole process writes one format. */
