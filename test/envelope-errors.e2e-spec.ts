@@ -184,13 +184,17 @@ describe('Envelope and errors', () => {
       expectError(res, 401, 'invalid_token');
     });
 
-    it('should answer invalid_token for an expired token', async () => {
-      const issued = await issueToken(t, tenant.id, ['events:read']);
+    it('should answer invalid_token for an expired token, even one used (and cached) before it expired', async () => {
+      const expiresAt = new Date(Date.now() + 1500).toISOString();
+      const issued = (
+        await request(t.http)
+          .post('/api/v1/tokens')
+          .set(bearer(t.adminToken))
+          .send({ tenant: tenant.id, name: 'short-lived', scopes: ['events:read'], expires_at: expiresAt })
+          .expect(201)
+      ).body.data as { token: string };
       await request(t.http).get('/api/v1/me').set(bearer(issued.token)).expect(200);
-      await t.dataSource.query(
-        `UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`,
-        [issued.id],
-      );
+      await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 100));
       const res = await request(t.http)
         .get('/api/v1/me')
         .set('X-Forwarded-For', clientIp)

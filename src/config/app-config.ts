@@ -16,6 +16,8 @@ export interface AppConfig {
   rateLimit: { max: number; windowS: number };
   abuse: { authFailuresMax: number; windowS: number; blockS: number };
   trustProxy: boolean;
+  /** How long an authenticated token is remembered in-process; revocation reaches other instances within it. */
+  tokenCacheTtlMs: number;
   webhooks: WebhookConfig;
 }
 
@@ -118,6 +120,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       blockS: integer(env, 'ABUSE_BLOCK_S', 900, 1, 604_800),
     },
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    tokenCacheTtlMs: integer(env, 'TOKEN_CACHE_TTL_MS', 5000, 0, 60_000),
     webhooks: {
       workerEnabled: boolean(env, 'WEBHOOK_WORKER_ENABLED', true),
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),

@@ -1,15 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { newId } from '../../common/ids';
 import { paginate, PageQueryDto } from '../../common/pagination';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import type { Scope } from '../auth/scopes';
 import { Tenant } from '../tenants/tenant.entity';
 import { ApiToken } from './api-token.entity';
 import { TokenResponseDto } from './dto/token.dto';
+import { TokenCache } from './token-cache';
 import { displayParts, generateTokenSecret, hashesEqual, hashToken } from './token-secret';
 import { lockForUpdate } from '../../database/lock-for-update';
 
@@ -33,12 +35,16 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 @Injectable()
 export class TokensService {
   private readonly lookups = new WeakMap<object, Promise<ApiToken | null>>();
+  private readonly cache: TokenCache;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.cache = new TokenCache(config.tokenCacheTtlMs);
+  }
 
   issue(input: NewToken): Promise<IssuedToken> {
     const secret = input.secret ?? generateTokenSecret();
@@ -82,8 +88,11 @@ export class TokensService {
   /** The live token whose secret this is, or null (unknown, revoked or expired). */
   async authenticate(secret: string): Promise<ApiToken | null> {
     const hash = hashToken(secret);
-    const token = await this.dataSource.getRepository(ApiToken).findOneBy({ tokenHash: hash });
-    if (!token || !hashesEqual(token.tokenHash, hash)) return null;
+    const token = await this.cache.get(hash, async () => {
+      const found = await this.dataSource.getRepository(ApiToken).findOneBy({ tokenHash: hash });
+      return found && hashesEqual(found.tokenHash, hash) ? found : null;
+    });
+    if (!token) return null;
     const now = Date.now();
     if (token.revokedAt || (token.expiresAt && token.expiresAt.getTime() <= now)) return null;
     if (!token.lastUsedAt || now - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
@@ -116,6 +125,7 @@ export class TokensService {
       const token = await lockForUpdate(manager, ApiToken, tenantId, id, 'token');
       if (token.revokedAt) return token; // revoking twice is harmless and answers the same record
       token.revokedAt = new Date();
+      this.cache.forget(token.tokenHash);
       await manager.update(ApiToken, { id, revokedAt: IsNull() }, { revokedAt: token.revokedAt });
       await this.events.append(manager, {
         tenantId,
