@@ -31,6 +31,7 @@ export async function createApp(
     );
     app.set('trust proxy', config.trustProxy);
     app.disable('x-powered-by');
+    app.set('etag', false); // hashing every body for an ETag no client uses costs CPU on large list pages
     app.use(requestIdMiddleware, requestLogMiddleware(logger), jsonBodyMiddleware());
     setupSwagger(app);
     await app.init();
