@@ -1,0 +1,293 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import type { QueryStatsMessage, StatementStat } from './query-counter';
+
+export const ROOT = join(__dirname, '..');
+const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const TICK_MS = 10; // /proc times are in clock ticks of 1/100 s (getconf CLK_TCK) on Linux
+
+/** CPU time a process has used (user + system), in ms, from /proc/<pid>/stat; 0 when it is gone. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU time of each process named `postgres` on this machine (the server and its backends), in ms by pid. A backend
+ * that exits inside a window takes its time with it, so a delta is a slight undercount, never negative.
+ */
+export function postgresCpuMs(): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
+        byPid.set(Number(entry), processCpuMs(Number(entry)));
+      }
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return byPid;
+}
+
+/** Peak resident memory of a process, sampled from /proc: the peak inside a window, and VmHWM over its life. */
+export class RssSampler {
+  private readonly timer: NodeJS.Timeout;
+  private windowPeakKb = 0;
+
+  constructor(private readonly pid: number) {
+    this.timer = setInterval(() => this.sample(), 200);
+    this.timer.unref();
+  }
+
+  private field(name: 'VmRSS' | 'VmHWM'): number {
+    try {
+      const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+      const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+      return match ? Number(match[1]) : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  private sample(): void {
+    this.windowPeakKb = Math.max(this.windowPeakKb, this.field('VmRSS'));
+  }
+
+  /** Starts a new window; returns the peak of the one that ends, in MB. */
+  window(): number {
+    this.sample();
+    const peak = this.windowPeakKb;
+    this.windowPeakKb = this.field('VmRSS');
+    return peak / 1024;
+  }
+
+  /** The process's high-water mark since it started, in MB. */
+  highWaterMb(): number {
+    return this.field('VmHWM') / 1024;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+function waitForExitOrMessage<T>(
+  child: ChildProcess,
+  what: string,
+  accept: (message: unknown) => T | null,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: unknown) => {
+      const value = accept(message);
+      if (value === null) return;
+      cleanup();
+      resolve(value);
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`${what} exited (code ${code}) before it was ready`));
+    };
+    const cleanup = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+async function stopChild(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The query counter is TypeScript; the server under test runs plain node: a transpiled copy, in the folder returned. */
+function transpiledQueryCounter(): string {
+  const source = readFileSync(join(__dirname, 'query-counter.ts'), 'utf8');
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022,
+      esModuleInterop: true,
+    },
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'isp-bench-'));
+  writeFileSync(join(dir, 'query-counter.js'), outputText);
+  return dir;
+}
+
+export interface ServerOptions {
+  databaseUrl: string;
+  /** The app's pool size (DATABASE_POOL_MAX): 1 on the embedded database, as the app itself does there. */
+  poolMax: number;
+  bootstrapToken: string;
+  logFile: string;
+  cpuProfDir: string | null;
+}
+
+export interface ServerUnderTest {
+  pid: number;
+  baseUrl: string;
+  rss: RssSampler;
+  /** Statement counts since the last reset (and resets them when asked). */
+  queryStats(reset: boolean): Promise<StatementStat[]>;
+  stop(): Promise<void>;
+}
+
+/** The built server (node dist/main.js) as a child process, with the query counter preloaded. */
+export async function startServer(options: ServerOptions): Promise<ServerUnderTest> {
+  const port = await freePort();
+  const log = createWriteStream(options.logFile);
+  const counterDir = transpiledQueryCounter();
+  const execArgv = ['-r', join(counterDir, 'query-counter.js')];
+  if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
+  const child = fork(join(ROOT, 'dist/main.js'), [], {
+    cwd: ROOT,
+    execArgv,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      DATABASE_URL: options.databaseUrl,
+      DATABASE_POOL_MAX: String(options.poolMax),
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '10000000', // the most the config accepts: the limiter runs, but never refuses a bench request
+      RATE_LIMIT_WINDOW_S: '60',
+      API_BOOTSTRAP_TOKEN: options.bootstrapToken,
+      WEBHOOK_WORKER_ENABLED: 'true',
+    },
+  });
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.includes('listening on')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`the server exited (code ${code}) during boot:\n${output}`)),
+    );
+  });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  await ready;
+
+  let pending: ((stats: StatementStat[]) => void) | null = null;
+  child.on('message', (message: unknown) => {
+    const reply = message as QueryStatsMessage;
+    if (reply?.type === 'bench:queries' && pending) {
+      const settle = pending;
+      pending = null;
+      settle(reply.stats);
+    }
+  });
+  const rss = new RssSampler(child.pid!);
+  return {
+    pid: child.pid!,
+    baseUrl: `http://127.0.0.1:${port}`,
+    rss,
+    queryStats(reset) {
+      return new Promise((resolve) => {
+        pending = resolve;
+        child.send({ type: 'bench:queries', reset });
+      });
+    },
+    async stop() {
+      rss.stop();
+      await stopChild(child);
+      log.end();
+      rmSync(counterDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface BaselineServer {
+  pid: number;
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Baseline (a): bench/baseline-server.ts in a process of its own, like the server under test, with the same pool size. */
+export async function startBaseline(
+  databaseUrl: string,
+  tenantId: string,
+  poolMax: number,
+): Promise<BaselineServer> {
+  const child = fork(join(__dirname, 'baseline-server.ts'), [], {
+    cwd: ROOT,
+    execArgv: TS_NODE,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, DATABASE_URL: databaseUrl, TENANT_ID: tenantId, POOL_MAX: String(poolMax) },
+  });
+  const port = await waitForExitOrMessage(child, 'the baseline server', (message) => {
+    const ready = message as { type?: string; port?: number } | null;
+    return ready?.type === 'ready' && typeof ready.port === 'number' ? ready.port : null;
+  });
+  return { pid: child.pid!, baseUrl: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
+}
+
+export interface EmbeddedDatabase {
+  url: string;
+  pid: number;
+  rss: RssSampler;
+  stop(): Promise<void>;
+}
+
+/** --embedded: PGlite in its own process (bench/embedded-db.ts), shared by the server, the baseline and the seeding. */
+export async function startEmbeddedDatabase(): Promise<EmbeddedDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'isp-bench-pglite-'));
+  const child = fork(join(__dirname, 'embedded-db.ts'), [], {
+    cwd: ROOT,
+    execArgv: TS_NODE,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, BENCH_PGLITE_DIR: dir },
+  });
+  const url = await waitForExitOrMessage(child, 'the embedded database', (message) => {
+    const ready = message as { type?: string; url?: string } | null;
+    return ready?.type === 'ready' && typeof ready.url === 'string' ? ready.url : null;
+  });
+  const rss = new RssSampler(child.pid!);
+  return {
+    url,
+    pid: child.pid!,
+    rss,
+    async stop() {
+      rss.stop();
+      await stopChild(child, 30_000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
