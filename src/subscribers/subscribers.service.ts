@@ -22,6 +22,7 @@ import {
   SuspensionReason,
 } from './subscriber-status';
 import { Metadata, Subscriber } from './subscriber.entity';
+import { SELECT_SUBSCRIBER_BY_ID, subscriberFromRow, type SubscriberRow } from './subscriber-row';
 import { lockForUpdate } from '../database/lock-for-update';
 
 /** Turns the database's duplicate verdicts into SPEC 7's 409 duplicate_subscriber, naming the field. */
@@ -156,10 +157,11 @@ export class SubscribersService {
     });
   }
 
+  /** The hottest read of the API: one plain statement, no query building (docs/performance.md). */
   async getById(tenantId: string, id: string): Promise<Subscriber> {
-    const subscriber = await this.dataSource.getRepository(Subscriber).findOneBy({ tenantId, id });
-    if (!subscriber) throw ApiError.notFound('subscriber', id);
-    return subscriber;
+    const rows: SubscriberRow[] = await this.dataSource.query(SELECT_SUBSCRIBER_BY_ID, [tenantId, id]);
+    if (rows.length === 0) throw ApiError.notFound('subscriber', id);
+    return subscriberFromRow(rows[0]);
   }
 
   /** For references from other records: 422 invalid_reference naming `field` when the subscriber is not the tenant's. */
