@@ -35,12 +35,15 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   );
 }
 
+const BOOT_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory']);
+
 /** Routes Nest's own log calls into pino, so the whole process writes one format. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.write('info', message, context);
+    // Nest's boot chatter (one line per module and route) is debug detail, not news.
+    this.write(context && BOOT_CONTEXTS.has(context) ? 'debug' : 'info', message, context);
   }
   error(message: unknown, ...rest: unknown[]): void {
     this.write(
