@@ -5,7 +5,7 @@ import { guardedLookup, hostOf, isForbiddenAddress } from './callback-address';
 
 const MAX_READ_BYTES = 64 * 1024;
 const MAX_KEPT_BYTES = 1024;
-export const USER_AGENT = 'isp-api-webhooks/1.0 (+https://github.com/isp-api)';
+export const USER_AGENT = 'isp-api-webhooks/1.0';
 
 export interface SendResult {
   statusCode: number | null;
