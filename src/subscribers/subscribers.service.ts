@@ -173,6 +173,9 @@ export class SubscribersService {
   ): Promise<Subscriber> {
     const subscriber = await manager.findOneBy(Subscriber, { tenantId, id });
     if (!subscriber) throw new ApiError('invalid_reference', `No subscriber ${id} exists.`, field);
+    if (subscriber.status === SubscriberStatus.Archived) {
+      throw new ApiError('invalid_state_transition', `Subscriber ${id} is archived and read-only.`, field);
+    }
     return subscriber;
   }
 

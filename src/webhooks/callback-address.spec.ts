@@ -17,6 +17,10 @@ describe('callback addresses', () => {
     'fd00::1',
     'ff02::1',
     '::ffff:127.0.0.1',
+    '::127.0.0.1',
+    '2002:7f00:1::',
+    'fec0::1',
+    '64:ff9b:1::a',
     'not-an-ip',
   ])('should refuse %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);

@@ -26,6 +26,8 @@ for (const [network, prefix] of [
   ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d
   ['2002::', 16], // 6to4 embeds an IPv4 address, private ones included
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['fec0::', 10], // deprecated site-local
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import { newId } from '../common/ids';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EventRecord } from '../events/event.entity';
@@ -161,6 +161,16 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
     const error = delivered ? null : (result.error ?? `endpoint answered ${result.statusCode}`);
 
     await this.dataSource.transaction(async (manager) => {
+      // Only while our lease holds: if it ran out and another worker took the delivery, that worker records it.
+      const updated = await manager.update(
+        WebhookDelivery,
+        { id: delivery.id, lockedUntil: delivery.lockedUntil ?? IsNull() },
+        { attempts: attempt, status, nextAttemptAt, lockedUntil: null, updatedAt: now },
+      );
+      if (updated.affected === 0) {
+        this.logger.warn({ msg: 'lease lost before the attempt was recorded', delivery_id: delivery.id });
+        return;
+      }
       await manager.insert(WebhookAttempt, {
         id: newId('att'),
         tenantId: delivery.tenantId,
@@ -176,11 +186,6 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
         nextAttemptAt,
         createdAt: now,
       });
-      await manager.update(
-        WebhookDelivery,
-        { id: delivery.id },
-        { attempts: attempt, status, nextAttemptAt, lockedUntil: null, updatedAt: now },
-      );
       if (delivered) {
         if (webhook.failingSince) await manager.update(Webhook, { id: webhook.id }, { failingSince: null });
         return;

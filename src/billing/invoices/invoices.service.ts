@@ -17,6 +17,11 @@ import { InvoiceDto } from './dto/invoice-response.dto';
 import { Invoice, InvoiceLine, InvoiceStatus, PAYABLE_STATUSES } from './invoice.entity';
 import { lockForUpdate } from '../../database/lock-for-update';
 
+/** An issued invoice owes its total; one of total 0 owes nothing and is paid from the start. */
+function issuedStatus(total: number): InvoiceStatus {
+  return total === 0 ? InvoiceStatus.Paid : InvoiceStatus.Open;
+}
+
 @Injectable()
 export class InvoicesService {
   constructor(
@@ -47,19 +52,20 @@ export class InvoicesService {
     return this.tx.run(async (manager) => {
       await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id');
       const now = new Date();
+      const status = dto.draft ? InvoiceStatus.Draft : issuedStatus(total);
       const invoice = manager.create(Invoice, {
         id: newId('inv'),
         tenantId,
         number: await this.nextNumber(manager, tenantId),
         subscriberId: dto.subscriber_id,
         currency: dto.currency,
-        status: dto.draft ? InvoiceStatus.Draft : InvoiceStatus.Open,
+        status,
         lines,
         total,
         amountPaid: 0,
         dueDate: dto.due_date,
         finalizedAt: dto.draft ? null : now,
-        paidAt: null,
+        paidAt: status === InvoiceStatus.Paid ? now : null,
         voidedAt: null,
         createdAt: now,
         updatedAt: now,
@@ -85,8 +91,9 @@ export class InvoicesService {
           `Only a draft invoice can be finalized; this one is ${invoice.status}.`,
         );
       }
-      invoice.status = InvoiceStatus.Open;
+      invoice.status = issuedStatus(invoice.total);
       invoice.finalizedAt = new Date();
+      invoice.paidAt = invoice.status === InvoiceStatus.Paid ? invoice.finalizedAt : null;
       invoice.updatedAt = invoice.finalizedAt;
       await manager.save(Invoice, invoice);
       await this.open(manager, invoice);
@@ -154,20 +161,26 @@ export class InvoicesService {
 
   /** The invoice now counts as owed: it enters the ledger. */
   private async open(manager: EntityManager, invoice: Invoice): Promise<void> {
-    await this.ledger.post(manager, {
-      tenantId: invoice.tenantId,
-      subscriberId: invoice.subscriberId,
-      currency: invoice.currency,
-      type: LedgerEntryType.Invoice,
-      amount: invoice.total,
-      sourceId: invoice.id,
-    });
-    await this.events.append(manager, {
-      tenantId: invoice.tenantId,
-      type: 'invoice.finalized',
-      subjectId: invoice.id,
-      object: InvoiceDto.from(invoice),
-    });
+    if (invoice.total > 0) {
+      await this.ledger.post(manager, {
+        tenantId: invoice.tenantId,
+        subscriberId: invoice.subscriberId,
+        currency: invoice.currency,
+        type: LedgerEntryType.Invoice,
+        amount: invoice.total,
+        sourceId: invoice.id,
+      });
+    }
+    for (const type of invoice.status === InvoiceStatus.Paid
+      ? ['invoice.finalized', 'invoice.paid']
+      : ['invoice.finalized']) {
+      await this.events.append(manager, {
+        tenantId: invoice.tenantId,
+        type,
+        subjectId: invoice.id,
+        object: InvoiceDto.from(invoice),
+      });
+    }
   }
 
   private async nextNumber(manager: EntityManager, tenantId: string): Promise<number> {

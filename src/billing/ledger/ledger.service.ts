@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
+import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
+import { MAX_AMOUNT } from '../../common/money';
 import { paginate, PageQueryDto } from '../../common/pagination';
 import { LedgerEntry, LedgerEntryType } from './ledger-entry.entity';
 
@@ -35,9 +37,18 @@ export class LedgerService {
     const rows: { balance: string }[] = await manager.query(
       `INSERT INTO subscriber_balances (tenant_id, subscriber_id, currency, balance) VALUES ($1, $2, $3, $4)
        ON CONFLICT (tenant_id, subscriber_id, currency) DO UPDATE SET balance = subscriber_balances.balance + EXCLUDED.balance
+         WHERE abs(subscriber_balances.balance + EXCLUDED.balance) <= $5
        RETURNING balance`,
-      [posting.tenantId, posting.subscriberId, posting.currency, posting.amount],
+      [posting.tenantId, posting.subscriberId, posting.currency, posting.amount, MAX_AMOUNT],
     );
+    // Money stays exact in JavaScript only up to 2^53 - 1: a posting that would take the balance past it is refused.
+    if (rows.length === 0) {
+      throw new ApiError(
+        'validation_failed',
+        `This would take the subscriber's ${posting.currency} balance beyond ${MAX_AMOUNT}, the largest amount kept.`,
+        'amount',
+      );
+    }
     const entry = manager.create(LedgerEntry, {
       id: newId('led'),
       tenantId: posting.tenantId,

@@ -135,7 +135,7 @@ export class AllocatePaymentUseCase {
       candidates.map((invoice) => invoice.id),
     );
     const payable = [...locked.values()]
-      .filter((invoice) => PAYABLE_STATUSES.includes(invoice.status))
+      .filter((invoice) => PAYABLE_STATUSES.includes(invoice.status) && invoice.amountDue > 0)
       .sort((a, b) => (a.dueDate === b.dueDate ? a.number - b.number : a.dueDate < b.dueDate ? -1 : 1));
     let left = transaction.unallocatedAmount;
     const plan: Planned[] = [];

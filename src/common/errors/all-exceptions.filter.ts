@@ -39,6 +39,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return new ApiError('route_not_found', 'No endpoint matches.');
     if (exception instanceof HttpException)
       return this.fromHttpStatus(exception.getStatus(), exception.message);
+    // Text Postgres cannot store (a NUL that slipped past validation, a bad escape): the input's fault, not ours.
+    const code = (exception as { driverError?: { code?: string } })?.driverError?.code;
+    if (code === '22021' || code === '22P05') {
+      return new ApiError('validation_failed', 'A value holds a character that cannot be stored.');
+    }
     return new ApiError(
       'internal_error',
       'An unexpected error occurred. Quote the request id when reporting it.',
@@ -47,7 +52,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private fromHttpStatus(status: number, message: string): ApiError {
     const byStatus: Partial<Record<number, ErrorCode>> = {
-      400: 'invalid_json',
+      400: 'invalid_query', // bodies are parsed before routing; a framework 400 here is about the URL
       401: 'authentication_required',
       403: 'insufficient_scope',
       404: 'route_not_found',

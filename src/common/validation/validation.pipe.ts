@@ -23,6 +23,27 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Dotted path of the first string holding U+0000, which Postgres cannot store, or null. */
+function nulPath(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      const found = nulPath(inner, path ? `${path}.${key}` : key);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
+function rejectNulCharacters(value: unknown, metadata: ArgumentMetadata): void {
+  const field = nulPath(value, '');
+  if (field === null) return;
+  if (metadata.type === 'param') throw new ApiError('not_found', 'No record has this id.');
+  if (metadata.type === 'query')
+    throw new ApiError('invalid_query', 'Query values may not contain NUL characters.', field || null);
+  throw new ApiError('validation_failed', 'Text may not contain NUL characters.', field || null);
+}
+
 /**
  * The one validation pipe. Bodies and queries are checked against their DTO class, and failures are sorted
  * by DESIGN §2: an unknown or absent field is the request's shape (400), a wrong value is 422.
@@ -30,6 +51,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 @Injectable()
 export class ApiValidationPipe implements PipeTransform {
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    rejectNulCharacters(value, metadata);
     const metatype = metadata.metatype;
     if (
       metadata.type === 'custom' ||

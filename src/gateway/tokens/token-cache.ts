@@ -10,6 +10,8 @@ const MAX_ENTRIES = 10_000;
 export class TokenCache {
   private readonly entries = new Map<string, { token: ApiToken | null; until: number }>();
   private readonly pending = new Map<string, Promise<ApiToken | null>>();
+  /** Bumped by forget(): a lookup that started before it must not put its (stale) answer back. */
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly ttlMs: number) {}
 
@@ -18,6 +20,7 @@ export class TokenCache {
     const now = Date.now();
     const hit = this.entries.get(hash);
     if (hit && hit.until > now) return hit.token;
+    const generation = this.generations.get(hash) ?? 0;
     // Concurrent misses for one token share one query.
     let loading = this.pending.get(hash);
     if (!loading) {
@@ -25,6 +28,7 @@ export class TokenCache {
       this.pending.set(hash, loading);
     }
     const token = await loading;
+    if ((this.generations.get(hash) ?? 0) !== generation) return token;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(hash, { token, until: now + this.ttlMs });
     return token;
@@ -32,5 +36,7 @@ export class TokenCache {
 
   forget(hash: string): void {
     this.entries.delete(hash);
+    this.pending.delete(hash);
+    this.generations.set(hash, (this.generations.get(hash) ?? 0) + 1);
   }
 }

@@ -5,7 +5,7 @@ import { Page } from '../../common/envelope/envelope';
 import { newId } from '../../common/ids';
 import { paginate, PageQueryDto } from '../../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { afterCommit, TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import type { Scope } from '../auth/scopes';
 import { Tenant } from '../tenants/tenant.entity';
@@ -125,7 +125,9 @@ export class TokensService {
       const token = await lockForUpdate(manager, ApiToken, tenantId, id, 'token');
       if (token.revokedAt) return token; // revoking twice is harmless and answers the same record
       token.revokedAt = new Date();
+      // Forget now and again once committed: a lookup racing the revocation must not re-cache the live row.
       this.cache.forget(token.tokenHash);
+      afterCommit(() => this.cache.forget(token.tokenHash));
       await manager.update(ApiToken, { id, revokedAt: IsNull() }, { revokedAt: token.revokedAt });
       await this.events.append(manager, {
         tenantId,
