@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { AllocationDto } from '../../transactions/dto/allocation.dto';
 import { Allocation } from '../../transactions/transaction.entity';
 import { INVOICE_STATUSES, Invoice, PAYABLE_STATUSES } from '../invoice.entity';
 
@@ -7,29 +8,6 @@ export class InvoiceLineDto {
   @ApiProperty({ example: 1 }) quantity: number;
   @ApiProperty({ example: 4999 }) unit_amount: number;
   @ApiProperty({ example: 4999, description: 'quantity × unit_amount' }) amount: number;
-}
-
-export class AllocationDto {
-  @ApiProperty({ example: 'alc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) transaction_id: string;
-  @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String }) invoice_id:
-    string | null;
-  @ApiProperty({ enum: ['invoice', 'balance'] }) target: 'invoice' | 'balance';
-  @ApiProperty({ example: 2500 }) amount: number;
-  @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
-
-  static from(allocation: Allocation): AllocationDto {
-    return {
-      id: allocation.id,
-      transaction_id: allocation.transactionId,
-      invoice_id: allocation.invoiceId,
-      target: allocation.invoiceId ? 'invoice' : 'balance',
-      amount: allocation.amount,
-      currency: allocation.currency,
-      created_at: allocation.createdAt.toISOString(),
-    };
-  }
 }
 
 export class InvoiceDto {

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { AllocationDto } from '../../invoices/dto/invoice-response.dto';
+import { AllocationDto } from './allocation.dto';
 import { Allocation, Transaction, TRANSACTION_KINDS, TRANSACTION_SOURCES } from '../transaction.entity';
 
 export class TransactionDto {

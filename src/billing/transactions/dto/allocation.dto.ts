@@ -1,0 +1,26 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Allocation } from '../transaction.entity';
+
+/** A payment or credit applied to an invoice or the balance, as invoices and transactions both show it. */
+export class AllocationDto {
+  @ApiProperty({ example: 'alc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) transaction_id: string;
+  @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String }) invoice_id:
+    string | null;
+  @ApiProperty({ enum: ['invoice', 'balance'] }) target: 'invoice' | 'balance';
+  @ApiProperty({ example: 2500 }) amount: number;
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
+
+  static from(allocation: Allocation): AllocationDto {
+    return {
+      id: allocation.id,
+      transaction_id: allocation.transactionId,
+      invoice_id: allocation.invoiceId,
+      target: allocation.invoiceId ? 'invoice' : 'balance',
+      amount: allocation.amount,
+      currency: allocation.currency,
+      created_at: allocation.createdAt.toISOString(),
+    };
+  }
+}
