@@ -504,6 +504,74 @@ describe('Webhooks API', () => {
     });
   });
 
+  describe('the outbox', () => {
+    it('should queue one delivery per matching enabled subscription in the statement that writes the event', async () => {
+      const tenant = await createTenantWithToken(t, ['admin']);
+      const matching = [
+        await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['subscriber.created'] }),
+        await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['subscriber.*'] }),
+        await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['*'] }),
+      ];
+      await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['invoice.*'] });
+      const disabled = await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['*'] });
+      expectSuccess(
+        await request(t.http)
+          .patch(`/api/v1/webhooks/${disabled.id}`)
+          .set(bearer(tenant.token))
+          .send({ enabled: false }),
+      );
+
+      const created = await request(t.http)
+        .post('/api/v1/subscribers')
+        .set(bearer(tenant.token))
+        .send({ full_name: 'Outbox Check', status: 'prospect' });
+      expectSuccess(created, 201);
+      const [event] = await listEvents(t, tenant.token, { subject_id: created.body.data.id });
+      const deliveries: {
+        id: string;
+        webhook_id: string;
+        event_type: string;
+        status: string;
+        created_at: Date;
+      }[] = await t.dataSource.query(
+        'SELECT id, webhook_id, event_type, status, created_at FROM webhook_deliveries WHERE tenant_id = $1 AND event_id = $2',
+        [tenant.tenantId, event.id],
+      );
+
+      expect(deliveries.map((d) => d.webhook_id).sort()).toEqual(matching.map((w) => w.id).sort());
+      expect(new Set(deliveries.map((d) => d.id)).size).toBe(3);
+      for (const delivery of deliveries) {
+        expect(delivery).toMatchObject({
+          id: expect.stringMatching(DELIVERY_ID),
+          event_type: 'subscriber.created',
+        });
+        expect(delivery.status).toBe('pending');
+        // A ULID's first 10 characters are its millisecond: the event's own creation time.
+        expect(delivery.id.slice(4, 14)).toBe(event.id.slice(4, 14));
+        expect(delivery.created_at.toISOString()).toBe(event.created_at);
+      }
+      await deleteAllWebhooks(t.http, t.adminToken, tenant.tenantId);
+    });
+
+    it('should write neither the event nor a delivery when the change fails', async () => {
+      const tenant = await createTenantWithToken(t, ['admin']);
+      await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['*'] });
+      const body = { full_name: 'Twice', status: 'prospect', external_id: 'outbox-dup' };
+      const send = () => request(t.http).post('/api/v1/subscribers').set(bearer(tenant.token)).send(body);
+      expectSuccess(await send(), 201);
+      expectError(await send(), 409, 'duplicate_subscriber', 'external_id');
+
+      const [counts]: { events: number; deliveries: number }[] = await t.dataSource.query(
+        `SELECT (SELECT count(*)::int FROM events WHERE tenant_id = $1 AND type = 'subscriber.created') AS events,
+                (SELECT count(*)::int FROM webhook_deliveries
+                  WHERE tenant_id = $1 AND event_type = 'subscriber.created') AS deliveries`,
+        [tenant.tenantId],
+      );
+      expect(counts).toEqual({ events: 1, deliveries: 1 });
+      await deleteAllWebhooks(t.http, t.adminToken, tenant.tenantId);
+    });
+  });
+
   describe('GET /api/v1/webhooks/{id}/deliveries', () => {
     it('should require authentication', async () => {
       const created = await createWebhook(t.http, owner.token, { url: CALLBACK, events: ['*'] });

@@ -33,4 +33,18 @@ export class TransactionRunner {
     for (const hook of hooks) hook();
     return result;
   }
+
+  /**
+   * For work that is one statement, which Postgres applies atomically on its own: it runs without BEGIN and COMMIT,
+   * two round trips fewer. When the request's idempotency key is still to be claimed, the claim and the statement
+   * must commit together, so it runs as `run` does.
+   */
+  async runStatement<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const idempotency = requestContext.get()?.idempotency;
+    if (idempotency && !idempotency.claimed) return this.run(work);
+    const hooks: (() => void)[] = [];
+    const result = await commitHooks.run(hooks, () => work(this.dataSource.manager));
+    for (const hook of hooks) hook();
+    return result;
+  }
 }

@@ -1,61 +1,52 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
-import { newId } from '../common/ids';
 import { paginate } from '../common/pagination';
-import { requestContext } from '../common/request-context';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
+import { eventCtes, eventRecord, type NewEvent } from './event-statement';
 
-export interface NewEvent {
-  tenantId: string;
-  type: string;
-  subjectId: string | null;
-  object: object;
-  /** Extra keys beside `object` in `data`, e.g. `changed_fields` or `{from, to, reason}`. */
-  details?: Record<string, unknown>;
-}
+export type { NewEvent } from './event-statement';
 
-/** Called for every appended event inside its transaction: the transactional outbox (webhook deliveries). */
-export type EventListener = (manager: EntityManager, event: EventRecord) => Promise<void>;
+/** Called after an append queued webhook deliveries, inside the appending transaction. */
+export type DeliveriesQueuedListener = () => void;
 
 @Injectable()
 export class EventsService {
-  private readonly listeners: EventListener[] = [];
+  private readonly deliveriesQueued: DeliveriesQueuedListener[] = [];
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Registers a listener run in the same transaction as each append. */
-  onAppend(listener: EventListener): void {
-    this.listeners.push(listener);
+  /** Registers a listener told when an append queued webhook deliveries (the worker wakes after the commit). */
+  onDeliveriesQueued(listener: DeliveriesQueuedListener): void {
+    this.deliveriesQueued.push(listener);
   }
 
   /**
-   * Appends an event through the caller's transaction, so it commits or rolls back with the change.
-   * `fanOut: false` keeps it from the listeners (a webhook test ping goes to one endpoint only).
+   * Appends an event through the caller's transaction, so it commits or rolls back with the change, and queues its
+   * webhook deliveries in the same statement (the outbox, see eventCtes). `fanOut: false` queues none (a webhook test
+   * ping goes to one endpoint only).
    */
   async append(
     manager: EntityManager,
     event: NewEvent,
     options: { fanOut?: boolean } = {},
   ): Promise<EventRecord> {
-    const record = manager.create(EventRecord, {
-      id: newId('evt'),
-      tenantId: event.tenantId,
-      type: event.type,
-      subjectId: event.subjectId,
-      data: { object: event.object, ...event.details },
-      requestId: requestContext.requestId(),
-      actor: requestContext.actor(),
-      createdAt: new Date(),
-    });
-    // jsonb `data` is free-form, which TypeORM's deep-partial insert type cannot express.
-    await manager.insert(EventRecord, record as QueryDeepPartialEntity<EventRecord>);
-    if (options.fanOut !== false) for (const listener of this.listeners) await listener(manager, record);
+    const record = eventRecord(event);
+    const ctes = eventCtes(record, options.fanOut !== false);
+    const rows: { deliveries: number }[] = await manager.query(
+      `WITH ${ctes.sql} ${ctes.select}`,
+      ctes.params,
+    );
+    this.queued(rows[0].deliveries);
     return record;
+  }
+
+  /** Tells the listeners when `deliveries` (the count an eventCtes statement selected) is more than zero. */
+  queued(deliveries: number): void {
+    if (deliveries > 0) for (const listener of this.deliveriesQueued) listener();
   }
 
   list(tenantId: string, query: ListEventsQueryDto): Promise<Page<EventRecord>> {

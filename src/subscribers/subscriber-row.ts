@@ -39,3 +39,28 @@ export function subscriberFromRow(row: SubscriberRow): Subscriber {
     updatedAt: row.updated_at,
   });
 }
+
+/** A new subscriber's INSERT, parameters `$1`–`$14` in the order of subscriberParams. */
+export const INSERT_SUBSCRIBER =
+  'INSERT INTO subscribers (tenant_id, id, external_id, full_name, email, email_normalized, phone, status, ' +
+  'suspension_reason, billing_profile_id, address, metadata, created_at, updated_at) ' +
+  'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)';
+
+export function subscriberParams(subscriber: Subscriber): unknown[] {
+  return [
+    subscriber.tenantId,
+    subscriber.id,
+    subscriber.externalId,
+    subscriber.fullName,
+    subscriber.email,
+    subscriber.emailNormalized,
+    subscriber.phone,
+    subscriber.status,
+    subscriber.suspensionReason,
+    subscriber.billingProfileId,
+    subscriber.address,
+    subscriber.metadata,
+    subscriber.createdAt,
+    subscriber.updatedAt,
+  ];
+}

@@ -22,7 +22,14 @@ import {
   SuspensionReason,
 } from './subscriber-status';
 import { Metadata, Subscriber } from './subscriber.entity';
-import { SELECT_SUBSCRIBER_BY_ID, subscriberFromRow, type SubscriberRow } from './subscriber-row';
+import {
+  INSERT_SUBSCRIBER,
+  SELECT_SUBSCRIBER_BY_ID,
+  subscriberFromRow,
+  subscriberParams,
+  type SubscriberRow,
+} from './subscriber-row';
+import { eventCtes, eventRecord } from '../events/event-statement';
 import { lockForUpdate } from '../database/lock-for-update';
 
 /** Turns the database's duplicate verdicts into SPEC 7's 409 duplicate_subscriber, naming the field. */
@@ -47,6 +54,26 @@ function duplicateError(error: unknown): ApiError | null {
 const normalizeEmail = (email: string | null | undefined): string | null =>
   email ? email.toLowerCase() : null;
 
+function newSubscriber(tenantId: string, dto: CreateSubscriberDto): Subscriber {
+  const now = new Date();
+  return Object.assign(new Subscriber(), {
+    id: newId('sub'),
+    tenantId,
+    externalId: dto.external_id ?? null,
+    fullName: dto.full_name,
+    email: dto.email ?? null,
+    emailNormalized: normalizeEmail(dto.email),
+    phone: dto.phone ?? null,
+    status: dto.status,
+    suspensionReason: dto.status === SubscriberStatus.Suspended ? SuspensionReason.Manual : null,
+    billingProfileId: dto.billing_profile_id ?? null,
+    address: dto.address ? { ...dto.address } : null,
+    metadata: dto.metadata ?? {},
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
 @Injectable()
 export class SubscribersService {
   constructor(
@@ -57,45 +84,38 @@ export class SubscribersService {
   ) {}
 
   async create(tenantId: string, dto: CreateSubscriberDto): Promise<Subscriber> {
+    const subscriber = newSubscriber(tenantId, dto);
     try {
-      return await this.tx.run(async (manager) => {
-        if (dto.billing_profile_id) {
-          await this.billingProfiles.assertExists(
-            manager,
-            tenantId,
-            dto.billing_profile_id,
-            'billing_profile_id',
-          );
-        }
-        const now = new Date();
-        const subscriber = manager.create(Subscriber, {
-          id: newId('sub'),
-          tenantId,
-          externalId: dto.external_id ?? null,
-          fullName: dto.full_name,
-          email: dto.email ?? null,
-          emailNormalized: normalizeEmail(dto.email),
-          phone: dto.phone ?? null,
-          status: dto.status,
-          suspensionReason: dto.status === SubscriberStatus.Suspended ? SuspensionReason.Manual : null,
-          billingProfileId: dto.billing_profile_id ?? null,
-          address: dto.address ? { ...dto.address } : null,
-          metadata: dto.metadata ?? {},
-          createdAt: now,
-          updatedAt: now,
+      if (dto.billing_profile_id) {
+        const billingProfileId = dto.billing_profile_id;
+        await this.tx.run(async (manager) => {
+          await this.billingProfiles.assertExists(manager, tenantId, billingProfileId, 'billing_profile_id');
+          await this.insertWithEvent(manager, subscriber);
         });
-        await manager.insert(Subscriber, subscriber);
-        await this.events.append(manager, {
-          tenantId,
-          type: 'subscriber.created',
-          subjectId: subscriber.id,
-          object: SubscriberDto.from(subscriber),
-        });
-        return subscriber;
-      });
+      } else {
+        await this.tx.runStatement((manager) => this.insertWithEvent(manager, subscriber));
+      }
+      return subscriber;
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
+  }
+
+  /** The subscriber, its `subscriber.created` event and that event's webhook deliveries: one statement. */
+  private async insertWithEvent(manager: EntityManager, subscriber: Subscriber): Promise<void> {
+    const event = eventRecord({
+      tenantId: subscriber.tenantId,
+      type: 'subscriber.created',
+      subjectId: subscriber.id,
+      object: SubscriberDto.from(subscriber),
+    });
+    const params = subscriberParams(subscriber);
+    const ctes = eventCtes(event, true, params.length + 1);
+    const rows: { deliveries: number }[] = await manager.query(
+      `WITH subscriber AS (${INSERT_SUBSCRIBER}), ${ctes.sql} ${ctes.select}`,
+      [...params, ...ctes.params],
+    );
+    this.events.queued(rows[0].deliveries);
   }
 
   async update(tenantId: string, id: string, dto: UpdateSubscriberDto): Promise<Subscriber> {

@@ -18,13 +18,6 @@ import { lockForUpdate } from '../database/lock-for-update';
 
 const SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
 
-/** The patterns that match an event type: itself, each dotted prefix with `.*`, and `*`. */
-export function patternsFor(type: string): string[] {
-  const parts = type.split('.');
-  const prefixes = parts.slice(0, -1).map((_, index) => `${parts.slice(0, index + 1).join('.')}.*`);
-  return [type, ...prefixes, '*'];
-}
-
 @Injectable()
 export class WebhooksService implements OnModuleInit {
   constructor(
@@ -36,21 +29,8 @@ export class WebhooksService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.events.onAppend((manager, event) => this.fanOut(manager, event));
-  }
-
-  /** The transactional outbox: one delivery per matching enabled subscription, in the event's own transaction. */
-  async fanOut(manager: EntityManager, event: EventRecord): Promise<void> {
-    const rows: { id: string }[] = await manager.query(
-      'SELECT id FROM webhooks WHERE tenant_id = $1 AND enabled AND events && $2::text[]',
-      [event.tenantId, patternsFor(event.type)],
-    );
-    if (rows.length === 0) return;
-    await manager.insert(
-      WebhookDelivery,
-      rows.map((row) => this.newDelivery(event, row.id)),
-    );
-    afterCommit(() => this.worker.wake());
+    // Deliveries are queued by the event's own statement (eventCtes); the worker wakes once that commits.
+    this.events.onDeliveriesQueued(() => afterCommit(() => this.worker.wake()));
   }
 
   async create(tenantId: string, dto: CreateWebhookDto): Promise<Webhook> {

@@ -3,6 +3,7 @@ import { SubscribersBillingProfilesIdempotency1795235750197 } from './1795235750
 import { Billing1795236130814 } from './1795236130814-Billing';
 import { Webhooks1795236505882 } from './1795236505882-Webhooks';
 import { CheckExternalIdBeforeEmail1795237522991 } from './1795237522991-CheckExternalIdBeforeEmail';
+import { NewIdFunction1795300000000 } from './1795300000000-NewIdFunction';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   Billing1795236130814,
   Webhooks1795236505882,
   CheckExternalIdBeforeEmail1795237522991,
+  NewIdFunction1795300000000,
 ];

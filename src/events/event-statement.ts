@@ -1,0 +1,78 @@
+import { newId } from '../common/ids';
+import { requestContext } from '../common/request-context';
+import { EventRecord } from './event.entity';
+
+export interface NewEvent {
+  tenantId: string;
+  type: string;
+  subjectId: string | null;
+  object: object;
+  /** Extra keys beside `object` in `data`, e.g. `changed_fields` or `{from, to, reason}`. */
+  details?: Record<string, unknown>;
+}
+
+/** The patterns a webhook subscribes with that match an event type: itself, each dotted prefix with `.*`, and `*`. */
+export function patternsFor(type: string): string[] {
+  const parts = type.split('.');
+  const prefixes = parts.slice(0, -1).map((_, index) => `${parts.slice(0, index + 1).join('.')}.*`);
+  return [type, ...prefixes, '*'];
+}
+
+export function eventRecord(event: NewEvent): EventRecord {
+  return Object.assign(new EventRecord(), {
+    id: newId('evt'),
+    tenantId: event.tenantId,
+    type: event.type,
+    subjectId: event.subjectId,
+    data: { object: event.object, ...event.details },
+    requestId: requestContext.requestId(),
+    actor: requestContext.actor(),
+    createdAt: new Date(),
+  });
+}
+
+/** Common table expressions that write an event and, with `fanOut`, its webhook deliveries. */
+export interface EventCtes {
+  /** `event AS (…), deliveries AS (…)`, to follow `WITH` (and any CTEs of the caller's own, comma-separated). */
+  sql: string;
+  params: unknown[];
+  /** Selects the number of deliveries queued, as `deliveries`. */
+  select: string;
+}
+
+/**
+ * The event log is the transactional outbox: the event and one pending delivery per enabled webhook subscribed to
+ * its type are written by one statement, so they commit together, with the change the caller writes beside them,
+ * and cost one round trip. Parameters are numbered from `$<firstParam>`, after the caller's own.
+ */
+export function eventCtes(record: EventRecord, fanOut: boolean, firstParam = 1): EventCtes {
+  const [tenant, id, type, subject, data, requestId, actor, at, patterns] = Array.from(
+    { length: 9 },
+    (_, index) => `$${firstParam + index}`,
+  );
+  const event =
+    'event AS (INSERT INTO events (tenant_id, id, type, subject_id, data, request_id, actor, created_at) ' +
+    `VALUES (${tenant}, ${id}, ${type}, ${subject}, ${data}, ${requestId}, ${actor}, ${at}))`;
+  const params: unknown[] = [
+    record.tenantId,
+    record.id,
+    record.type,
+    record.subjectId,
+    record.data,
+    record.requestId,
+    record.actor,
+    record.createdAt,
+  ];
+  if (!fanOut) return { sql: event, params, select: 'SELECT 0 AS deliveries' };
+  const deliveries =
+    'deliveries AS (INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, status, ' +
+    'attempts, next_attempt_at, locked_until, created_at, updated_at) ' +
+    `SELECT ${tenant}, isp_new_id('dlv', ${at}), webhook.id, ${id}, ${type}, 'pending', 0, ${at}, NULL, ${at}, ${at} ` +
+    `FROM webhooks webhook WHERE webhook.tenant_id = ${tenant} AND webhook.enabled ` +
+    `AND webhook.events && ${patterns}::text[] RETURNING 1)`;
+  return {
+    sql: `${event}, ${deliveries}`,
+    params: [...params, patternsFor(record.type)],
+    select: 'SELECT count(*)::int AS deliveries FROM deliveries',
+  };
+}
