@@ -2,32 +2,15 @@
  * Baseline (a), the floor of the create path: a bare node:http server that parses the JSON body and does the same
  * single-row INSERT into the same `subscribers` table through a pg pool of the app's size (POOL_MAX), then answers 201 with
  * a small JSON body. No framework, no auth, no validation, no event, no transaction block.
+ * The INSERT, its parameters, the pool and the answer are bench/baseline-insert.ts, shared with baseline (c).
  * Run as a child of bench/run.ts; env: DATABASE_URL, TENANT_ID, POOL_MAX. Reports {type:'ready', port} over IPC.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool } from 'pg';
-import { newId } from '../src/common/ids';
+import { baselinePool, insertSubscriber, type SubscriberInput } from './baseline-insert';
 
 const tenantId = process.env.TENANT_ID ?? '';
-const pool = new Pool({
-  connectionString: process.env.DATABASE_URL,
-  max: Number(process.env.POOL_MAX ?? 20),
-});
-
-const INSERT = `INSERT INTO subscribers (tenant_id, id, external_id, full_name, email, email_normalized, phone, status,
-  suspension_reason, billing_profile_id, address, metadata, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
-
-interface Body {
-  external_id?: string;
-  full_name?: string;
-  email?: string;
-  phone?: string;
-  status?: string;
-  address?: object;
-  metadata?: object;
-}
+const pool = baselinePool();
 
 function send(res: ServerResponse, status: number, body: object): void {
   const json = JSON.stringify(body);
@@ -38,38 +21,13 @@ function send(res: ServerResponse, status: number, body: object): void {
 async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  let body: Body;
+  let body: SubscriberInput;
   try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body;
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as SubscriberInput;
   } catch {
     return send(res, 400, { error: 'invalid_json' });
   }
-  const now = new Date();
-  const id = newId('sub');
-  await pool.query(INSERT, [
-    tenantId,
-    id,
-    body.external_id ?? null,
-    body.full_name ?? '',
-    body.email ?? null,
-    body.email ? body.email.toLowerCase() : null,
-    body.phone ?? null,
-    body.status ?? 'active',
-    null,
-    null,
-    body.address ?? null,
-    body.metadata ?? {},
-    now,
-    now,
-  ]);
-  send(res, 201, {
-    data: {
-      id,
-      external_id: body.external_id ?? null,
-      full_name: body.full_name,
-      created_at: now.toISOString(),
-    },
-  });
+  send(res, 201, await insertSubscriber(pool, tenantId, body));
 }
 
 const server = createServer((req, res) => {

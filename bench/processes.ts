@@ -240,19 +240,31 @@ export interface BaselineServer {
   stop(): Promise<void>;
 }
 
-/** Baseline (a): bench/baseline-server.ts in a process of its own, like the server under test, with the same pool size. */
+/** The baselines that run in a process of their own: (a) bare node:http, (c) the framework floor (Nest + Express). */
+export const BASELINE_SCRIPTS = {
+  insert: 'baseline-server.ts',
+  framework: 'framework-floor-server.ts',
+} as const;
+export type BaselineKind = keyof typeof BASELINE_SCRIPTS;
+
+/**
+ * A baseline server (BASELINE_SCRIPTS) in a process of its own, like the server under test, with the same pool size:
+ * baseline (a) is `insert`, baseline (c) `framework`.
+ */
 export async function startBaseline(
+  kind: BaselineKind,
   databaseUrl: string,
   tenantId: string,
   poolMax: number,
 ): Promise<BaselineServer> {
-  const child = fork(join(__dirname, 'baseline-server.ts'), [], {
+  const script = BASELINE_SCRIPTS[kind];
+  const child = fork(join(__dirname, script), [], {
     cwd: ROOT,
     execArgv: TS_NODE,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, DATABASE_URL: databaseUrl, TENANT_ID: tenantId, POOL_MAX: String(poolMax) },
   });
-  const port = await waitForExitOrMessage(child, 'the baseline server', (message) => {
+  const port = await waitForExitOrMessage(child, `the baseline server (bench/${script})`, (message) => {
     const ready = message as { type?: string; port?: number } | null;
     return ready?.type === 'ready' && typeof ready.port === 'number' ? ready.port : null;
   });

@@ -14,11 +14,11 @@ export interface Measurement {
   status5xx: number;
   status4xx: number;
   statusCodes: Record<string, number>;
-  /** Peak resident memory of the server under test during this measurement (baseline (a): of the app, idle). */
+  /** Peak resident memory of the server under test during this measurement (baselines (a) and (c): of the app, idle). */
   serverRssMb: number;
   /**
    * CPU used during the measurement, in cores (1 = one core busy the whole time) and in ms per request: by the process
-   * that served it (the app, or baseline (a)), by the database (every postgres process, or the PGlite process), and by
+   * that served it (the app, baseline (a) or baseline (c)), by the database (every postgres process, or the PGlite process), and by
    * the load generator (this process). On a small shared machine these explain a ceiling better than req/s alone.
    */
   cpu: CpuUse;

@@ -1,6 +1,15 @@
 /**
  * `npm run bench [-- options]`: the hot paths against baselines measured in the same run (docs/performance.md).
  *
+ * Baselines, in the order they run, each right before what is compared with it:
+ *   (a) baseline.insert     bench/baseline-server.ts: bare node:http + the create's single-row pg INSERT (the floor of
+ *                           the create path)
+ *   (c) baseline.framework  bench/framework-floor-server.ts: a bare Nest + Express app with the stock ValidationPipe,
+ *                           the app's CreateSubscriberDto and the same INSERT (the floor of the app's own stack)
+ *   (b) health.live         GET /health/live of the server under test (the framework's ceiling)
+ * Cases against them: subscribers.create (+ _idempotent), subscribers.get, subscribers.list_first/_deep,
+ * events.list_first/_deep, transactions.create, transactions.allocate.
+ *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
  *
@@ -158,7 +167,8 @@ interface NextRequest {
 interface BenchCase {
   name: string;
   label: string;
-  target: 'app' | 'baseline';
+  /** The process that serves it: the server under test, baseline (a) or baseline (c). */
+  target: 'app' | 'baseline' | 'floor';
   method: 'GET' | 'POST';
   /** Kept by --quick. */
   quick: boolean;
@@ -203,6 +213,15 @@ function buildCases(fixtures: Fixtures): BenchCase[] {
       quick: true,
       countQueries: false,
       next: () => ({ path: '/', body: subscriberBody() }),
+    },
+    {
+      name: 'baseline.framework',
+      label: 'baseline (c): Nest + Express + ValidationPipe + pg INSERT',
+      target: 'floor',
+      method: 'POST',
+      quick: true,
+      countQueries: false,
+      next: () => ({ path: '/api/v1/subscribers', body: subscriberBody() }),
     },
     {
       name: 'subscribers.create',
@@ -467,6 +486,7 @@ function ratiosOf(measurements: Measurement[], connections: number[]): Ratio[] {
   for (const c of connections) {
     const find = (name: string) => measurements.find((m) => m.case === name && m.connections === c);
     const base = find('baseline.insert');
+    const floor = find('baseline.framework');
     const live = find('health.live');
     const candidates = [
       ratio(
@@ -487,6 +507,9 @@ function ratiosOf(measurements: Measurement[], connections: number[]): Ratio[] {
         { op: '<=', bound: 4 },
         'p99 ms',
       ),
+      ratio('create rps / floor (c) rps', c, find('subscribers.create'), floor, rps, null, 'req/s'),
+      ratio('floor (c) rps / baseline (a) rps', c, floor, base, rps, null, 'req/s'),
+      ratio('floor (c) p99 / baseline (a) p99', c, floor, base, p99, null, 'p99 ms'),
       ratio(
         'create+key rps / baseline (a) rps',
         c,
@@ -624,9 +647,11 @@ async function main(): Promise<void> {
   let embedded: EmbeddedDatabase | null = null;
   let server: ServerUnderTest | null = null;
   let baseline: BaselineServer | null = null;
+  let floor: BaselineServer | null = null;
   let db: Client | null = null;
   const stopAll = async () => {
     await baseline?.stop().catch(() => undefined);
+    await floor?.stop().catch(() => undefined);
     await server?.stop().catch(() => undefined);
     await db?.end().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
@@ -681,14 +706,24 @@ async function main(): Promise<void> {
       billing,
     };
 
-    baseline = await startBaseline(databaseUrl, tenantId, poolMax);
+    baseline = await startBaseline('insert', databaseUrl, tenantId, poolMax);
+    floor = await startBaseline('framework', databaseUrl, tenantId, poolMax);
+    log(
+      `Baseline (a): pid ${baseline.pid}, ${baseline.baseUrl}; baseline (c): pid ${floor.pid}, ${floor.baseUrl}`,
+    );
     const cases = buildCases(fixtures).filter(
       (c) =>
-        c.target === 'baseline' ||
+        c.target !== 'app' ||
         c.name === 'health.live' ||
         (options.only ? options.only.includes(c.name) : !options.quick || c.quick),
     );
-    const urlOf = (c: BenchCase) => (c.target === 'baseline' ? baseline!.baseUrl : server!.baseUrl);
+    /** The process that serves each target: its URL for the load, its pid for the CPU measurement. */
+    const servedBy: Record<BenchCase['target'], { pid: number; baseUrl: string }> = {
+      app: server,
+      baseline,
+      floor,
+    };
+    const urlOf = (c: BenchCase) => servedBy[c.target].baseUrl;
 
     // Every case answers 2xx before it is loaded; then its statements per request, and the list plans.
     const queryCounts: QueryCount[] = [];
@@ -712,7 +747,7 @@ async function main(): Promise<void> {
     const cpuNow = (c: BenchCase): CpuSnapshot => {
       const usage = process.cpuUsage();
       return {
-        server: processCpuMs(c.target === 'baseline' ? baseline!.pid : server!.pid),
+        server: processCpuMs(servedBy[c.target].pid),
         database: embedded
           ? new Map<number, number>([[embedded.pid, processCpuMs(embedded.pid)]])
           : postgresCpuMs(),
