@@ -23,13 +23,21 @@ export class TransactionRunner {
 
   async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     const hooks: (() => void)[] = [];
-    const result = await commitHooks.run(hooks, () =>
-      this.dataSource.transaction(async (manager) => {
-        const idempotency = requestContext.get()?.idempotency;
-        if (idempotency) await idempotency.claim(manager);
-        return work(manager);
-      }),
-    );
+    const idempotency = requestContext.get()?.idempotency;
+    const claimedHere = idempotency !== undefined && !idempotency.claimed;
+    let result: T;
+    try {
+      result = await commitHooks.run(hooks, () =>
+        this.dataSource.transaction(async (manager) => {
+          if (idempotency) await idempotency.claim(manager);
+          return work(manager);
+        }),
+      );
+    } catch (error) {
+      // The claim rolled back with the effect: the key is free again.
+      if (claimedHere) idempotency.claimed = false;
+      throw error;
+    }
     for (const hook of hooks) hook();
     return result;
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';

@@ -13,7 +13,7 @@ import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { PrebuiltEnvelope, successEnvelope } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
-import { requestContext } from '../../common/request-context';
+import { type IdempotencyClaim, requestContext } from '../../common/request-context';
 import { IdempotencyKey } from './idempotency-key.entity';
 import { IdempotencyService, type KeyScope, requestFingerprint } from './idempotency.service';
 
@@ -58,7 +58,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly reflector: Reflector,
   ) {}
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
     const ctx = requestContext.get();
     if (req.method !== 'POST' || !ctx?.auth) return next.handle();
@@ -72,28 +72,30 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const scope: KeyScope = { tenantId: ctx.auth.tenantId, tokenId: ctx.auth.tokenId, key };
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
-    const existing = await this.store.findLive(scope);
-    if (existing) return of(this.answerFromStored(existing, fingerprint, context));
-
-    ctx.idempotency = {
+    const claim: IdempotencyClaim = {
       claimed: false,
       claim: async (manager) => {
-        if (ctx.idempotency?.claimed) return;
+        if (claim.claimed) return;
         if (!(await this.store.claim(manager, scope, fingerprint))) throw new KeyHeldElsewhere();
-        ctx.idempotency!.claimed = true;
+        claim.claimed = true;
       },
     };
+    ctx.idempotency = claim;
     const status =
       this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
+    // Claim first: the key is looked up only when the request did not take its effect under it (the claim found the
+    // key taken, or the request failed), so a first use costs no extra statement and a replay still gets its answer.
     return next.handle().pipe(
       mergeMap((payload: unknown) => from(this.storeIfClaimed(scope, status, payload))),
       catchError((error: unknown) => {
-        if (!(error instanceof KeyHeldElsewhere)) throw error;
+        if (claim.claimed) throw error;
         return from(this.store.findLive(scope)).pipe(
           mergeMap((row) => {
-            if (!row)
+            if (row) return of(this.answerFromStored(row, fingerprint, context));
+            if (error instanceof KeyHeldElsewhere) {
               throw new ApiError('idempotency_request_in_progress', 'Retry: the key was just released.');
-            return of(this.answerFromStored(row, fingerprint, context));
+            }
+            throw error;
           }),
         );
       }),
