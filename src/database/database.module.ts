@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './data-source-options';
+import { detectSharedSession } from './prepared-query';
 import { TransactionRunner } from './transaction-runner';
 
 // Any constant: instances booting together take turns applying migrations instead of racing on CREATE TABLE.
@@ -9,6 +10,7 @@ const MIGRATION_LOCK_ID = 7_340_021;
 
 export async function initializeDataSource(url: string, poolMax: number): Promise<DataSource> {
   const dataSource = await new DataSource(dataSourceOptions(url, poolMax)).initialize();
+  await detectSharedSession(dataSource);
   // With one connection (embedded, where one process owns the database) no lock is needed, nor could it be held
   // while the migrations run on that same connection.
   if (poolMax === 1) {

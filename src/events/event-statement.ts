@@ -1,5 +1,6 @@
 import { newId } from '../common/ids';
 import { requestContext } from '../common/request-context';
+import type { PreparedStatement } from '../database/prepared-query';
 import { EventRecord } from './event.entity';
 
 export interface NewEvent {
@@ -35,7 +36,6 @@ export function eventRecord(event: NewEvent): EventRecord {
 export interface EventCtes {
   /** `event AS (…), deliveries AS (…)`, to follow `WITH` (and any CTEs of the caller's own, comma-separated). */
   sql: string;
-  params: unknown[];
   /** Selects the number of deliveries queued, as `deliveries`. */
   select: string;
 }
@@ -43,9 +43,9 @@ export interface EventCtes {
 /**
  * The event log is the transactional outbox: the event and one pending delivery per enabled webhook subscribed to
  * its type are written by one statement, so they commit together, with the change the caller writes beside them,
- * and cost one round trip. Parameters are numbered from `$<firstParam>`, after the caller's own.
+ * and cost one round trip. Parameters (eventParams) are numbered from `$<firstParam>`, after the caller's own.
  */
-export function eventCtes(record: EventRecord, fanOut: boolean, firstParam = 1): EventCtes {
+export function eventCtes(fanOut: boolean, firstParam = 1): EventCtes {
   const [tenant, id, type, subject, data, requestId, actor, at, patterns] = Array.from(
     { length: 9 },
     (_, index) => `$${firstParam + index}`,
@@ -53,6 +53,18 @@ export function eventCtes(record: EventRecord, fanOut: boolean, firstParam = 1):
   const event =
     'event AS (INSERT INTO events (tenant_id, id, type, subject_id, data, request_id, actor, created_at) ' +
     `VALUES (${tenant}, ${id}, ${type}, ${subject}, ${data}, ${requestId}, ${actor}, ${at}))`;
+  if (!fanOut) return { sql: event, select: 'SELECT 0 AS deliveries' };
+  const deliveries =
+    'deliveries AS (INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, status, ' +
+    'attempts, next_attempt_at, locked_until, created_at, updated_at) ' +
+    `SELECT ${tenant}, isp_new_id('dlv', ${at}), webhook.id, ${id}, ${type}, 'pending', 0, ${at}, NULL, ${at}, ${at} ` +
+    `FROM webhooks webhook WHERE webhook.tenant_id = ${tenant} AND webhook.enabled ` +
+    `AND webhook.events && ${patterns}::text[] RETURNING 1)`;
+  return { sql: `${event}, ${deliveries}`, select: 'SELECT count(*)::int AS deliveries FROM deliveries' };
+}
+
+/** The parameters of eventCtes, in its order. */
+export function eventParams(record: EventRecord, fanOut: boolean): unknown[] {
   const params: unknown[] = [
     record.tenantId,
     record.id,
@@ -63,16 +75,16 @@ export function eventCtes(record: EventRecord, fanOut: boolean, firstParam = 1):
     record.actor,
     record.createdAt,
   ];
-  if (!fanOut) return { sql: event, params, select: 'SELECT 0 AS deliveries' };
-  const deliveries =
-    'deliveries AS (INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, status, ' +
-    'attempts, next_attempt_at, locked_until, created_at, updated_at) ' +
-    `SELECT ${tenant}, isp_new_id('dlv', ${at}), webhook.id, ${id}, ${type}, 'pending', 0, ${at}, NULL, ${at}, ${at} ` +
-    `FROM webhooks webhook WHERE webhook.tenant_id = ${tenant} AND webhook.enabled ` +
-    `AND webhook.events && ${patterns}::text[] RETURNING 1)`;
-  return {
-    sql: `${event}, ${deliveries}`,
-    params: [...params, patternsFor(record.type)],
-    select: 'SELECT count(*)::int AS deliveries FROM deliveries',
-  };
+  return fanOut ? [...params, patternsFor(record.type)] : params;
 }
+
+function appendStatement(name: string, fanOut: boolean): PreparedStatement {
+  const ctes = eventCtes(fanOut);
+  return { name, text: `WITH ${ctes.sql} ${ctes.select}` };
+}
+
+/** An event and its deliveries; an event alone (a test ping, addressed to one endpoint by its caller). */
+export const APPEND_EVENT = {
+  fannedOut: appendStatement('event_append', true),
+  alone: appendStatement('event_append_alone', false),
+};

@@ -6,7 +6,8 @@ import { ApiError } from '../common/errors/api-error';
 import { paginate } from '../common/pagination';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
-import { eventCtes, eventRecord, type NewEvent } from './event-statement';
+import { preparedQuery } from '../database/prepared-query';
+import { APPEND_EVENT, eventParams, eventRecord, type NewEvent } from './event-statement';
 
 export type { NewEvent } from './event-statement';
 
@@ -35,11 +36,9 @@ export class EventsService {
     options: { fanOut?: boolean } = {},
   ): Promise<EventRecord> {
     const record = eventRecord(event);
-    const ctes = eventCtes(record, options.fanOut !== false);
-    const rows: { deliveries: number }[] = await manager.query(
-      `WITH ${ctes.sql} ${ctes.select}`,
-      ctes.params,
-    );
+    const fanOut = options.fanOut !== false;
+    const statement = fanOut ? APPEND_EVENT.fannedOut : APPEND_EVENT.alone;
+    const rows = await preparedQuery<{ deliveries: number }>(manager, statement, eventParams(record, fanOut));
     this.queued(rows[0].deliveries);
     return record;
   }

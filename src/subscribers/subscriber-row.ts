@@ -1,3 +1,4 @@
+import type { PreparedStatement } from '../database/prepared-query';
 import type { SubscriberStatus, SuspensionReason } from './subscriber-status';
 import { type Metadata, type PostalAddress, Subscriber } from './subscriber.entity';
 
@@ -19,7 +20,10 @@ export interface SubscriberRow {
   updated_at: Date;
 }
 
-export const SELECT_SUBSCRIBER_BY_ID = 'SELECT * FROM subscribers WHERE tenant_id = $1 AND id = $2';
+export const SUBSCRIBER_BY_ID: PreparedStatement = {
+  name: 'subscriber_by_id',
+  text: 'SELECT * FROM subscribers WHERE tenant_id = $1 AND id = $2',
+};
 
 export function subscriberFromRow(row: SubscriberRow): Subscriber {
   return Object.assign(new Subscriber(), {
@@ -41,6 +45,7 @@ export function subscriberFromRow(row: SubscriberRow): Subscriber {
 }
 
 /** A new subscriber's INSERT, parameters `$1`–`$14` in the order of subscriberParams. */
+export const SUBSCRIBER_PARAMS = 14;
 export const INSERT_SUBSCRIBER =
   'INSERT INTO subscribers (tenant_id, id, external_id, full_name, email, email_normalized, phone, status, ' +
   'suspension_reason, billing_profile_id, address, metadata, created_at, updated_at) ' +

@@ -24,12 +24,14 @@ import {
 import { Metadata, Subscriber } from './subscriber.entity';
 import {
   INSERT_SUBSCRIBER,
-  SELECT_SUBSCRIBER_BY_ID,
+  SUBSCRIBER_PARAMS,
+  SUBSCRIBER_BY_ID,
   subscriberFromRow,
   subscriberParams,
   type SubscriberRow,
 } from './subscriber-row';
-import { eventCtes, eventRecord } from '../events/event-statement';
+import { eventCtes, eventParams, eventRecord } from '../events/event-statement';
+import { preparedQuery, type PreparedStatement } from '../database/prepared-query';
 import { lockForUpdate } from '../database/lock-for-update';
 
 /** Turns the database's duplicate verdicts into SPEC 7's 409 duplicate_subscriber, naming the field. */
@@ -50,6 +52,15 @@ function duplicateError(error: unknown): ApiError | null {
   }
   return null;
 }
+
+/** POST /subscribers without a billing profile to check: the subscriber, its event and the event's deliveries. */
+const CREATE_SUBSCRIBER: PreparedStatement = (() => {
+  const ctes = eventCtes(true, SUBSCRIBER_PARAMS + 1);
+  return {
+    name: 'subscriber_create',
+    text: `WITH subscriber AS (${INSERT_SUBSCRIBER}), ${ctes.sql} ${ctes.select}`,
+  };
+})();
 
 const normalizeEmail = (email: string | null | undefined): string | null =>
   email ? email.toLowerCase() : null;
@@ -109,12 +120,10 @@ export class SubscribersService {
       subjectId: subscriber.id,
       object: SubscriberDto.from(subscriber),
     });
-    const params = subscriberParams(subscriber);
-    const ctes = eventCtes(event, true, params.length + 1);
-    const rows: { deliveries: number }[] = await manager.query(
-      `WITH subscriber AS (${INSERT_SUBSCRIBER}), ${ctes.sql} ${ctes.select}`,
-      [...params, ...ctes.params],
-    );
+    const rows = await preparedQuery<{ deliveries: number }>(manager, CREATE_SUBSCRIBER, [
+      ...subscriberParams(subscriber),
+      ...eventParams(event, true),
+    ]);
     this.events.queued(rows[0].deliveries);
   }
 
@@ -179,7 +188,10 @@ export class SubscribersService {
 
   /** The hottest read of the API: one plain statement, no query building (docs/performance.md). */
   async getById(tenantId: string, id: string): Promise<Subscriber> {
-    const rows: SubscriberRow[] = await this.dataSource.query(SELECT_SUBSCRIBER_BY_ID, [tenantId, id]);
+    const rows = await preparedQuery<SubscriberRow>(this.dataSource.manager, SUBSCRIBER_BY_ID, [
+      tenantId,
+      id,
+    ]);
     if (rows.length === 0) throw ApiError.notFound('subscriber', id);
     return subscriberFromRow(rows[0]);
   }
