@@ -69,10 +69,12 @@ export function decodeCursor(raw: string): Cursor {
 /**
  * The one keyset paginator: newest first by (created_at, id), `limit + 1` rows to learn has_more, no OFFSET,
  * so a page deep in the table costs what the first one costs (an index on (tenant_id, created_at, id) serves it).
+ * `fromRow` maps a raw row (every column, by its column name) when given; else TypeORM builds the entities.
  */
 export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: string }>(
   qb: SelectQueryBuilder<T>,
   query: PageQueryDto,
+  fromRow?: (row: never) => T,
 ): Promise<Page<T>> {
   const alias = qb.alias;
   if (query.created_gte)
@@ -86,12 +88,15 @@ export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: 
       cursorId: cursor.id,
     });
   }
-  const rows = await qb
-    .orderBy(`${alias}.createdAt`, 'DESC')
+  qb.orderBy(`${alias}.createdAt`, 'DESC')
     .addOrderBy(`${alias}.id`, 'DESC')
     .take(undefined)
-    .limit(query.limit + 1)
-    .getMany();
+    .limit(query.limit + 1);
+  // With a row mapper the rows skip TypeORM's entity hydration (its alias-prefixed columns and per-row metadata
+  // walk): the hot lists, subscribers and events, map their 101 rows straight from what pg returns.
+  const rows = fromRow
+    ? (await qb.select(`${qb.escape(alias)}.*`).getRawMany<never>()).map(fromRow)
+    : await qb.getMany();
   const hasMore = rows.length > query.limit;
   const items = hasMore ? rows.slice(0, query.limit) : rows;
   const last = items[items.length - 1];

@@ -88,3 +88,28 @@ export const APPEND_EVENT = {
   fannedOut: appendStatement('event_append', true),
   alone: appendStatement('event_append_alone', false),
 };
+
+/** An `events` row as `pg` returns it. */
+export interface EventRow {
+  tenant_id: string;
+  id: string;
+  type: string;
+  subject_id: string | null;
+  data: EventRecord['data'];
+  request_id: string | null;
+  actor: EventRecord['actor'];
+  created_at: Date;
+}
+
+export function eventFromRow(row: EventRow): EventRecord {
+  return Object.assign(new EventRecord(), {
+    tenantId: row.tenant_id,
+    id: row.id,
+    type: row.type,
+    subjectId: row.subject_id,
+    data: row.data,
+    requestId: row.request_id,
+    actor: row.actor,
+    createdAt: row.created_at,
+  });
+}

@@ -7,7 +7,7 @@ import { paginate } from '../common/pagination';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
 import { preparedQuery } from '../database/prepared-query';
-import { APPEND_EVENT, eventParams, eventRecord, type NewEvent } from './event-statement';
+import { APPEND_EVENT, eventFromRow, eventParams, eventRecord, type NewEvent } from './event-statement';
 
 export type { NewEvent } from './event-statement';
 
@@ -63,7 +63,7 @@ export class EventsService {
       qb.andWhere('event.type = :type', { type: query.type });
     }
     if (query.subject_id) qb.andWhere('event.subjectId = :subjectId', { subjectId: query.subject_id });
-    return paginate(qb, query);
+    return paginate(qb, query, eventFromRow);
   }
 
   async getById(tenantId: string, id: string): Promise<EventRecord> {

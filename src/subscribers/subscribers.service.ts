@@ -221,7 +221,7 @@ export class SubscribersService {
       qb.andWhere('subscriber.externalId = :externalId', { externalId: query.external_id });
     if (query.email)
       qb.andWhere('subscriber.emailNormalized = :email', { email: normalizeEmail(query.email) });
-    return paginate(qb, query);
+    return paginate(qb, query, subscriberFromRow);
   }
 
   /** Applies a PATCH to the entity and returns the names of the fields that really changed. */
