@@ -162,12 +162,22 @@ export interface ServerUnderTest {
   stop(): Promise<void>;
 }
 
+/**
+ * The node flags the server runs with in production: those of `npm start` (package.json), which the Dockerfile's CMD
+ * repeats, so the bench measures the server as it is deployed.
+ */
+export function productionNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/main.js'));
+}
+
 /** The built server (node dist/main.js) as a child process, with the query counter preloaded. */
 export async function startServer(options: ServerOptions): Promise<ServerUnderTest> {
   const port = await freePort();
   const log = createWriteStream(options.logFile);
   const counterDir = transpiledQueryCounter();
-  const execArgv = ['-r', join(counterDir, 'query-counter.js')];
+  const execArgv = [...productionNodeFlags(), '-r', join(counterDir, 'query-counter.js')];
   if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
   const child = fork(join(ROOT, 'dist/main.js'), [], {
     cwd: ROOT,

@@ -36,6 +36,7 @@ import {
   type EmbeddedDatabase,
   postgresCpuMs,
   processCpuMs,
+  productionNodeFlags,
   ROOT,
   type ServerUnderTest,
   startBaseline,
@@ -797,6 +798,7 @@ async function main(): Promise<void> {
     const environment = {
       commit: `${git(['rev-parse', '--short', 'HEAD']) || 'unknown'}${git(['status', '--porcelain', 'src']) ? ' + uncommitted src changes' : ''}`,
       node: process.version,
+      serverNodeFlags: productionNodeFlags(),
       cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`,
       memoryGb: Math.round(totalmem() / 2 ** 30),
       database: options.embedded
@@ -805,7 +807,8 @@ async function main(): Promise<void> {
     };
 
     log(
-      `\nResults (${options.embedded ? 'embedded PGlite' : 'PostgreSQL'}; ${environment.cpus}; node ${process.version}; ` +
+      `\nResults (${options.embedded ? 'embedded PGlite' : 'PostgreSQL'}; ${environment.cpus}; node ${process.version} ` +
+        `${environment.serverNodeFlags.join(' ')}; ` +
         `commit ${environment.commit}):`,
     );
     log(measurementTable(measurements));
