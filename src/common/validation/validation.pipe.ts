@@ -51,13 +51,11 @@ function rejectNulCharacters(value: unknown, metadata: ArgumentMetadata): void {
 @Injectable()
 export class ApiValidationPipe implements PipeTransform {
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // A custom parameter (the caller's AuthContext) is the app's own value, not input.
+    if (metadata.type === 'custom') return value;
     rejectNulCharacters(value, metadata);
     const metatype = metadata.metatype;
-    if (
-      metadata.type === 'custom' ||
-      !metatype ||
-      [String, Number, Boolean, Array, Object].includes(metatype as never)
-    ) {
+    if (!metatype || [String, Number, Boolean, Array, Object].includes(metatype as never)) {
       return value;
     }
     const isQuery = metadata.type === 'query';

@@ -9,7 +9,14 @@ import {
   ThrottlerStorage,
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
+import {
+  THROTTLER_BLOCK_DURATION,
+  THROTTLER_KEY_GENERATOR,
+  THROTTLER_LIMIT,
+  THROTTLER_SKIP,
+  THROTTLER_TRACKER,
+  THROTTLER_TTL,
+} from '@nestjs/throttler/dist/throttler.constants';
 import { ApiError } from '../../common/errors/api-error';
 import { TokensService } from '../tokens/tokens.service';
 import { AbuseService } from './abuse.service';
@@ -17,12 +24,20 @@ import { bearerToken, clientIp } from '../auth/request-credentials';
 
 const SKIP_DEFAULT = `${THROTTLER_SKIP}default`;
 
+interface RoutePolicy {
+  skip: boolean;
+  /** The route's limits when they are plain numbers; null sends it through ThrottlerGuard's own per-request path. */
+  fixed: Pick<ThrottlerRequest, 'throttler' | 'limit' | 'ttl' | 'blockDuration'> | null;
+}
+
 /**
  * The global rate limiter: one budget per token (per IP for callers without one), shared by every route, and the
  * abuse block checked before it. Sets the IETF RateLimit headers beside the familiar X-RateLimit-* ones.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  private readonly policies = new WeakMap<object, RoutePolicy>();
+
   constructor(
     @Inject(getOptionsToken()) options: ThrottlerModuleOptions,
     @Inject(getStorageToken()) storage: ThrottlerStorage,
@@ -34,9 +49,9 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const policy = this.policyFor(context.getHandler(), context.getClass());
     // Routes outside the limit (health probes) are outside the abuse block too.
-    if (this.reflector.getAllAndOverride<boolean>(SKIP_DEFAULT, [context.getHandler(), context.getClass()]))
-      return true;
+    if (policy.skip) return true;
     const req = context.switchToHttp().getRequest<Request>();
     const blockedForS = await this.abuse.blockedForS(clientIp(req));
     if (blockedForS > 0) {
@@ -47,7 +62,50 @@ export class RateLimitGuard extends ThrottlerGuard {
         { 'Retry-After': String(blockedForS) },
       );
     }
-    return super.canActivate(context);
+    if (!policy.fixed) return super.canActivate(context);
+    return this.handleRequest({
+      context,
+      ...policy.fixed,
+      getTracker: this.commonOptions.getTracker!,
+      generateKey: this.commonOptions.generateKey!,
+    });
+  }
+
+  /**
+   * A route's limits, read from its metadata once rather than on every request (ThrottlerGuard reads six keys and
+   * awaits four resolvers per request). Routes whose limits are computed per request keep the generic path.
+   */
+  private policyFor(handler: object, classRef: object): RoutePolicy {
+    let policy = this.policies.get(handler);
+    if (!policy) {
+      policy = this.readPolicy(handler, classRef);
+      this.policies.set(handler, policy);
+    }
+    return policy;
+  }
+
+  private readPolicy(handler: object, classRef: object): RoutePolicy {
+    const read = <T>(key: string) => this.reflector.getAllAndOverride<T>(key, [handler, classRef] as never);
+    if (read<boolean>(SKIP_DEFAULT)) return { skip: true, fixed: null };
+    const throttler = this.throttlers.length === 1 ? this.throttlers[0] : undefined;
+    const name = throttler?.name ?? 'default';
+    const limit = read<unknown>(`${THROTTLER_LIMIT}${name}`) ?? throttler?.limit;
+    const ttl = read<unknown>(`${THROTTLER_TTL}${name}`) ?? throttler?.ttl;
+    const blockDuration =
+      read<unknown>(`${THROTTLER_BLOCK_DURATION}${name}`) ?? throttler?.blockDuration ?? ttl;
+    const custom = read(`${THROTTLER_TRACKER}${name}`) ?? read(`${THROTTLER_KEY_GENERATOR}${name}`);
+    const fixed =
+      throttler &&
+      !throttler.skipIf &&
+      !this.commonOptions.skipIf &&
+      !custom &&
+      typeof limit === 'number' &&
+      typeof ttl === 'number' &&
+      typeof blockDuration === 'number';
+    return {
+      skip: false,
+      fixed: fixed ? { throttler: { ...throttler, name }, limit, ttl, blockDuration } : null,
+    };
   }
 
   /** A live token's own budget; everyone else (no token, or one that does not authenticate) counts by address. */
