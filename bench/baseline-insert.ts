@@ -6,10 +6,8 @@
  */
 import { Pool } from 'pg';
 import { newId } from '../src/common/ids';
-
-export const INSERT_SUBSCRIBER = `INSERT INTO subscribers (tenant_id, id, external_id, full_name, email, email_normalized, phone, status,
-  suspension_reason, billing_profile_id, address, metadata, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
+// The app's own statement text, so the baselines insert exactly as POST /subscribers does.
+import { INSERT_SUBSCRIBER } from '../src/subscribers/subscriber-row';
 
 /** The fields of a create body the INSERT uses (the app's CreateSubscriberDto fits it). */
 export interface SubscriberInput {

@@ -13,6 +13,14 @@ export function afterCommit(hook: () => void): void {
   else setImmediate(hook);
 }
 
+/** Runs `commit`, collecting the afterCommit hooks registered inside it, and runs them once it has succeeded. */
+async function withCommitHooks<T>(commit: () => Promise<T>): Promise<T> {
+  const hooks: (() => void)[] = [];
+  const result = await commitHooks.run(hooks, commit);
+  for (const hook of hooks) hook();
+  return result;
+}
+
 /**
  * The one way a request changes data: one transaction. When the request carries an idempotency key, the key is
  * claimed inside that same transaction, so the effect and the claim commit together or not at all.
@@ -22,12 +30,10 @@ export class TransactionRunner {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    const hooks: (() => void)[] = [];
     const idempotency = requestContext.get()?.idempotency;
     const claimedHere = idempotency !== undefined && !idempotency.claimed;
-    let result: T;
     try {
-      result = await commitHooks.run(hooks, () =>
+      return await withCommitHooks(() =>
         this.dataSource.transaction(async (manager) => {
           if (idempotency) await idempotency.claim(manager);
           return work(manager);
@@ -38,8 +44,6 @@ export class TransactionRunner {
       if (claimedHere) idempotency.claimed = false;
       throw error;
     }
-    for (const hook of hooks) hook();
-    return result;
   }
 
   /**
@@ -50,9 +54,6 @@ export class TransactionRunner {
   async runStatement<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     const idempotency = requestContext.get()?.idempotency;
     if (idempotency && !idempotency.claimed) return this.run(work);
-    const hooks: (() => void)[] = [];
-    const result = await commitHooks.run(hooks, () => work(this.dataSource.manager));
-    for (const hook of hooks) hook();
-    return result;
+    return withCommitHooks(() => work(this.dataSource.manager));
   }
 }
