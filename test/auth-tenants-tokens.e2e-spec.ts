@@ -44,7 +44,7 @@ describe('Tenants, tokens and authentication', () => {
   const clientIp = randomClientIp();
 
   beforeAll(async () => {
-    t = await startTestApp({ TRUST_PROXY: 'true' });
+    t = await startTestApp({ TRUST_PROXY: '1' });
   });
   afterAll(async () => {
     await t.close();

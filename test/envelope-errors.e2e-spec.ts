@@ -18,7 +18,7 @@ describe('Envelope and errors', () => {
   let otherTenant: CreatedTenant;
 
   beforeAll(async () => {
-    t = await startTestApp({ TRUST_PROXY: 'true' });
+    t = await startTestApp({ TRUST_PROXY: '1' });
     tenant = await createTenant(t);
     otherTenant = await createTenant(t);
   });

@@ -15,7 +15,7 @@ describe('Rate limits across instances', () => {
   let second: TestApp;
 
   beforeAll(async () => {
-    const env = { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' };
+    const env = { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: '1' };
     setup = await startTestApp();
     first = await startTestApp(env);
     second = await startTestApp(env);

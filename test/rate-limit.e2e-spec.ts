@@ -40,7 +40,7 @@ describe('Rate limits and the abuse threshold', () => {
   describe('budget of 3 requests per 60 s', () => {
     let limited: TestApp;
     beforeAll(async () => {
-      limited = await startTestApp({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: 'true' });
+      limited = await startTestApp({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '60', TRUST_PROXY: '1' });
     });
     afterAll(async () => {
       await limited.close();
@@ -172,7 +172,7 @@ describe('Rate limits and the abuse threshold', () => {
         ABUSE_AUTH_FAILURES_MAX: '3',
         ABUSE_WINDOW_S: '60',
         ABUSE_BLOCK_S: '30',
-        TRUST_PROXY: 'true',
+        TRUST_PROXY: '1',
       });
     });
     afterAll(async () => {

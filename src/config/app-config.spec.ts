@@ -44,7 +44,7 @@ describe('loadConfig', () => {
       API_BOOTSTRAP_TOKEN: 'x'.repeat(32),
       RATE_LIMIT_MAX: '10',
       WEBHOOK_RETRY_DELAYS_S: '0.5,2',
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '1',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -52,8 +52,63 @@ describe('loadConfig', () => {
       redisUrl: 'redis://cache:6379',
       bootstrapToken: 'x'.repeat(32),
       rateLimit: { max: 10, windowS: 60 },
-      trustProxy: true,
+      trustProxy: 1,
     });
     expect(config.webhooks.retryDelaysS).toEqual([0.5, 2]);
+  });
+
+  describe('TRUST_PROXY', () => {
+    it.each([[undefined], [''], ['false'], ['0']])('should trust no proxy for %p', (value) => {
+      expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toBe(false);
+    });
+
+    it.each([
+      ['1', 1],
+      ['2', 2],
+    ])('should read %s as a count of trusted hops', (value, hops) => {
+      expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toBe(hops);
+    });
+
+    it('should read a comma-separated list of addresses, subnets and named ranges', () => {
+      const config = loadConfig({
+        TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8 ,2001:db8::1, loopback,linklocal,uniquelocal',
+      });
+      expect(config.trustProxy).toEqual([
+        '10.0.0.0/8',
+        '192.168.1.7',
+        'fd00::/8',
+        '2001:db8::1',
+        'loopback',
+        'linklocal',
+        'uniquelocal',
+      ]);
+    });
+
+    it('should refuse true, saying a client could spoof its address and what to write instead', () => {
+      for (const value of ['true', 'TRUE', 'yes']) {
+        expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
+        expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/spoof/);
+        expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/hop count/);
+      }
+    });
+
+    it.each([
+      ['maybe'],
+      ['1.5'],
+      ['-1'],
+      ['10.0.0.300'],
+      ['10.0.0.0/33'],
+      ['10.0.0.0/8/8'],
+      ['10.0.0.0/'],
+      ['fd00::/129'],
+      ['10.0.0.0/8,'],
+      ['10.0.0.0/8,,10.1.0.0/16'],
+      ['10.0.0.1 10.0.0.2'],
+      ['localhost'],
+      ['1,10.0.0.0/8'],
+    ])('should refuse %p at boot, naming the variable and the bad entry', (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow('TRUST_PROXY');
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -15,7 +16,8 @@ export interface AppConfig {
   logLevel: LogLevel;
   rateLimit: { max: number; windowS: number };
   abuse: { authFailuresMax: number; windowS: number; blockS: number };
-  trustProxy: boolean;
+  /** Express' `trust proxy`: false, a hop count, or the proxies' addresses/subnets (never `true`). */
+  trustProxy: TrustProxy;
   /** How long an authenticated token is remembered in-process; revocation reaches other instances within it. */
   tokenCacheTtlMs: number;
   webhooks: WebhookConfig;
@@ -85,6 +87,13 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+function trustProxy(env: Env): TrustProxy {
+  const parsed = parseTrustProxy(env.TRUST_PROXY);
+  if (typeof parsed === 'object' && !Array.isArray(parsed))
+    throw new ConfigError('TRUST_PROXY', parsed.problem);
+  return parsed;
+}
+
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return fallback;
@@ -119,7 +128,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       windowS: integer(env, 'ABUSE_WINDOW_S', 300, 1, 86_400),
       blockS: integer(env, 'ABUSE_BLOCK_S', 900, 1, 604_800),
     },
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     tokenCacheTtlMs: integer(env, 'TOKEN_CACHE_TTL_MS', 5000, 0, 60_000),
     webhooks: {
       workerEnabled: boolean(env, 'WEBHOOK_WORKER_ENABLED', true),
