@@ -19,7 +19,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'opaque (isk_…)',
-      description: 'An API token: isk_…',
+      description:
+        'An API token: isk_…. Its scopes: `<domain>:read|write|*`, `events:read`; `admin` manages its own tenant ' +
+        '(tokens, data) and implies every data scope there; `platform:admin` manages tenants and may act for any.',
     })
     .addGlobalParameters(
       {
@@ -27,7 +29,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         in: 'header',
         required: false,
         description:
-          "Tenant id or slug to act for; defaults to the token's own tenant. Admin tokens may name any.",
+          "Tenant id or slug to act for; defaults to the token's own tenant. Only `platform:admin` tokens may " +
+          'name another (403 `tenant_forbidden`).',
         schema: { type: 'string' },
       },
       {

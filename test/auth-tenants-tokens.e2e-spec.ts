@@ -376,7 +376,7 @@ describe('Tenants, tokens and authentication', () => {
       expect(second.body.data.revoked_at).toBe(first.body.data.revoked_at);
     });
 
-    it('should let the admin token manage the tokens of the tenant named in X-Tenant-ID', async () => {
+    it('should let the platform:admin token manage the tokens of the tenant named in X-Tenant-ID', async () => {
       const res = await request(t.http)
         .get('/api/v1/tokens')
         .set(bearer(t.adminToken))
@@ -412,7 +412,7 @@ describe('Tenants, tokens and authentication', () => {
     });
 
     it.each([['slug'], ['id']])(
-      'should let the admin token act for the tenant named by its %s in X-Tenant-ID',
+      'should let the platform:admin token act for the tenant named by its %s in X-Tenant-ID',
       async (key) => {
         const own = await request(t.http).get('/api/v1/me').set(bearer(t.adminToken));
         const header = key === 'slug' ? tenant.slug : tenant.id;

@@ -35,7 +35,7 @@ describe('Envelope and errors', () => {
     it('should wrap a record in success, data and meta with the request id and api version', async () => {
       const res = await request(t.http).get('/api/v1/me').set(bearer(t.adminToken));
       expectSuccess(res);
-      expect(res.body.data.scopes).toEqual(['admin']);
+      expect(res.body.data.scopes).toEqual(['platform:admin']);
     });
 
     it('should wrap a list with meta.pagination holding limit, has_more and next_cursor', async () => {

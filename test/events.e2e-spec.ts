@@ -244,7 +244,7 @@ describe('Events', () => {
       expectError(res, 404, 'not_found');
     });
 
-    it('should show an admin token the events of the tenant named in X-Tenant-ID only', async () => {
+    it('should show a platform:admin token the events of the tenant named in X-Tenant-ID only', async () => {
       const [event] = await events('?type=tenant.created');
       const asOther = await request(t.http)
         .get(`/api/v1/events/${event.id}`)

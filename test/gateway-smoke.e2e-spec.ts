@@ -22,7 +22,7 @@ describe('Gateway (smoke)', () => {
       .expect(200);
     expect(res.body).toMatchObject({
       success: true,
-      data: { scopes: ['admin'] },
+      data: { scopes: ['platform:admin'] },
       meta: { api_version: 'v1' },
     });
   });

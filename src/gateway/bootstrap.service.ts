@@ -27,6 +27,9 @@ export class BootstrapService implements OnApplicationBootstrap {
     if (existing) {
       if (existing.revokedAt)
         this.logger.warn('API_BOOTSTRAP_TOKEN names a revoked token; it stays revoked.');
+      // Registered by an earlier version with ['admin']: the bootstrap token is the platform's, upgrade it once.
+      else if (await this.tokens.grantPlatformAdmin(existing))
+        this.logger.log('The API_BOOTSTRAP_TOKEN token now holds platform:admin.');
       return;
     }
     const tenant = await this.tenants.ensure(DEFAULT_TENANT_SLUG, 'Default tenant');
@@ -34,11 +37,11 @@ export class BootstrapService implements OnApplicationBootstrap {
       await this.tokens.issue({
         tenant,
         name: 'bootstrap (API_BOOTSTRAP_TOKEN)',
-        scopes: ['admin'],
+        scopes: ['platform:admin'],
         expiresAt: null,
         secret,
       });
-      this.logger.log('Admin token from API_BOOTSTRAP_TOKEN registered for tenant "default".');
+      this.logger.log('platform:admin token from API_BOOTSTRAP_TOKEN registered for tenant "default".');
     } catch (error) {
       if (!(await this.tokens.findBySecret(secret))) throw error; // another instance registered it first
     }
@@ -49,7 +52,7 @@ export class BootstrapService implements OnApplicationBootstrap {
     const { secret } = await this.tokens.issue({
       tenant,
       name: 'first admin token',
-      scopes: ['admin'],
+      scopes: ['platform:admin'],
       expiresAt: null,
     });
     // Printed once, straight to the terminal and never to the log: it is the only copy of the secret.

@@ -12,7 +12,7 @@ export interface TestApp {
   app: INestApplication;
   http: Server;
   dataSource: DataSource;
-  /** The admin token of tenant `default` (API_BOOTSTRAP_TOKEN). */
+  /** The platform:admin token of tenant `default` (API_BOOTSTRAP_TOKEN): manages tenants, acts for any. */
   adminToken: string;
   close(): Promise<void>;
 }

@@ -14,8 +14,14 @@ export const ERROR_CATALOG = {
   },
   authentication_required: { status: 401, description: 'No bearer token was sent.' },
   invalid_token: { status: 401, description: 'The bearer token is unknown, revoked or expired.' },
-  insufficient_scope: { status: 403, description: 'The token lacks a scope the endpoint requires.' },
-  tenant_forbidden: { status: 403, description: 'X-Tenant-ID names a tenant the token may not act for.' },
+  insufficient_scope: {
+    status: 403,
+    description: 'The token lacks a scope the endpoint requires, or one it tries to grant or revoke.',
+  },
+  tenant_forbidden: {
+    status: 403,
+    description: 'X-Tenant-ID (or a token request) names a tenant the token may not act for.',
+  },
   not_found: { status: 404, description: 'No such record in this tenant.' },
   route_not_found: { status: 404, description: 'No endpoint has this method and path.' },
   duplicate_subscriber: {

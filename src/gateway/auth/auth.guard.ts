@@ -57,13 +57,13 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  /** X-Tenant-ID (id or slug) picks the tenant to act for; only admin tokens may act for another tenant. */
+  /** X-Tenant-ID (id or slug) picks the tenant to act for; only platform:admin may act for another tenant. */
   private async resolveTenant(req: Request, ownTenantId: string, scopes: string[]): Promise<string> {
     const header = req.headers['x-tenant-id'];
     const requested = Array.isArray(header) ? header[0] : header;
     if (!requested) return ownTenantId;
     const tenant = requested.length <= 64 ? await this.tenants.findByIdOrSlug(requested) : null;
-    if (tenant && (tenant.id === ownTenantId || scopes.includes('admin'))) return tenant.id;
+    if (tenant && (tenant.id === ownTenantId || hasScope(scopes, 'platform:admin'))) return tenant.id;
     throw new ApiError('tenant_forbidden', 'This token may not act for the tenant named in X-Tenant-ID.');
   }
 }

@@ -15,8 +15,8 @@ export class TenantsController {
 
   @Post()
   @HttpCode(201)
-  @RequireScopes('admin')
-  @ApiOperation({ summary: 'Create a tenant (admin)' })
+  @RequireScopes('platform:admin')
+  @ApiOperation({ summary: 'Create a tenant (platform:admin)' })
   @ApiEnvelope(TenantResponseDto, { status: 201 })
   @ApiErrors(
     ...AUTH_ERRORS,
@@ -31,8 +31,8 @@ export class TenantsController {
   }
 
   @Get()
-  @RequireScopes('admin')
-  @ApiOperation({ summary: 'List tenants (admin)' })
+  @RequireScopes('platform:admin')
+  @ApiOperation({ summary: 'List tenants (platform:admin)' })
   @ApiEnvelope(TenantResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async list(@Query() query: PageQueryDto): Promise<Page<TenantResponseDto>> {

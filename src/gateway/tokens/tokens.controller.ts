@@ -1,13 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Page } from '../../common/envelope/envelope';
-import { ApiError } from '../../common/errors/api-error';
 import { PageQueryDto } from '../../common/pagination';
 import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
 import { Auth, RequireScopes } from '../auth/auth.decorators';
 import { SkipIdempotency } from '../idempotency/idempotency.interceptor';
-import { TenantsService } from '../tenants/tenants.service';
 import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
 import { TokensService } from './tokens.service';
 
@@ -15,16 +13,18 @@ import { TokensService } from './tokens.service';
 @ApiBearerAuth()
 @Controller('api/v1/tokens')
 export class TokensController {
-  constructor(
-    private readonly tokens: TokensService,
-    private readonly tenants: TenantsService,
-  ) {}
+  constructor(private readonly tokens: TokensService) {}
 
   @Post()
   @HttpCode(201)
   @RequireScopes('admin')
   @SkipIdempotency() // the answer holds the secret, which is never stored
-  @ApiOperation({ summary: 'Issue an API token (admin); the secret is in this response only' })
+  @ApiOperation({
+    summary: 'Issue an API token (admin); the secret is in this response only',
+    description:
+      'A token grants only scopes it holds: `admin` issues tokens of its own tenant with `admin` or narrower scopes; ' +
+      'granting `platform:admin`, or issuing for another tenant, needs `platform:admin`.',
+  })
   @ApiEnvelope(IssuedTokenResponseDto, { status: 201 })
   @ApiErrors(
     ...AUTH_ERRORS,
@@ -35,14 +35,7 @@ export class TokensController {
     'invalid_reference',
   )
   async create(@Auth() auth: AuthContext, @Body() dto: CreateTokenDto): Promise<IssuedTokenResponseDto> {
-    const tenant = await this.tenants.findByIdOrSlug(dto.tenant ?? auth.tenantId);
-    if (!tenant) throw new ApiError('invalid_reference', `No tenant ${dto.tenant} exists.`, 'tenant');
-    const expiresAt = dto.expires_at ? new Date(dto.expires_at) : null;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) {
-      throw new ApiError('validation_failed', 'expires_at must be in the future.', 'expires_at');
-    }
-    const issued = await this.tokens.issue({ tenant, name: dto.name, scopes: dto.scopes, expiresAt });
-    return { ...TokenResponseDto.from(issued.token), token: issued.secret };
+    return this.tokens.issueAs(auth, dto);
   }
 
   @Get()
@@ -56,10 +49,13 @@ export class TokensController {
 
   @Delete(':id')
   @RequireScopes('admin')
-  @ApiOperation({ summary: 'Revoke a token (admin); it stops working at once' })
+  @ApiOperation({
+    summary: 'Revoke a token (admin); it stops working at once',
+    description: 'Revoking a token that holds a scope the caller does not (e.g. `platform:admin`) is 403.',
+  })
   @ApiEnvelope(TokenResponseDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async revoke(@Auth() auth: AuthContext, @Param('id') id: string): Promise<TokenResponseDto> {
-    return TokenResponseDto.from(await this.tokens.revoke(auth.tenantId, id));
+    return TokenResponseDto.from(await this.tokens.revoke(auth.tenantId, id, auth.scopes));
   }
 }

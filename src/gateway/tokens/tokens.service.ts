@@ -7,10 +7,13 @@ import { paginate, PageQueryDto } from '../../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { afterCommit, TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
-import type { Scope } from '../auth/scopes';
+import { ApiError } from '../../common/errors/api-error';
+import type { AuthContext } from '../../common/request-context';
+import { hasScope, PLATFORM_ADMIN, type Scope, scopesNotHeld } from '../auth/scopes';
 import { Tenant } from '../tenants/tenant.entity';
+import { TenantsService } from '../tenants/tenants.service';
 import { ApiToken } from './api-token.entity';
-import { TokenResponseDto } from './dto/token.dto';
+import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
 import { TokenCache } from './token-cache';
 import { displayParts, generateTokenSecret, hashesEqual, hashToken } from './token-secret';
 import { lockForUpdate } from '../../database/lock-for-update';
@@ -41,9 +44,58 @@ export class TokensService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
+    private readonly tenants: TenantsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.cache = new TokenCache(config.tokenCacheTtlMs);
+  }
+
+  /** Issues a token on behalf of `caller`, who may only grant scopes it holds, and only in its own tenant. */
+  async issueAs(caller: AuthContext, dto: CreateTokenDto): Promise<IssuedTokenResponseDto> {
+    const tenant = await this.tenantForCaller(caller, dto.tenant);
+    const notHeld = scopesNotHeld(caller.scopes, dto.scopes);
+    if (notHeld.length > 0) {
+      throw new ApiError(
+        'insufficient_scope',
+        `A token can only grant scopes it holds; this one does not hold ${notHeld.join(', ')}.`,
+        'scopes',
+      );
+    }
+    const expiresAt = dto.expires_at ? new Date(dto.expires_at) : null;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) {
+      throw new ApiError('validation_failed', 'expires_at must be in the future.', 'expires_at');
+    }
+    const { token, secret } = await this.issue({ tenant, name: dto.name, scopes: dto.scopes, expiresAt });
+    return { ...TokenResponseDto.from(token), token: secret };
+  }
+
+  /** Another tenant (or one that does not exist) is 403 to a tenant admin, so it cannot probe which exist. */
+  private async tenantForCaller(caller: AuthContext, named: string | undefined): Promise<Tenant> {
+    const platform = hasScope(caller.scopes, PLATFORM_ADMIN);
+    const tenant = await this.tenants.findByIdOrSlug(named ?? caller.tenantId);
+    if (tenant && (platform || tenant.id === caller.tokenTenantId)) return tenant;
+    if (platform) throw new ApiError('invalid_reference', `No tenant ${named} exists.`, 'tenant');
+    throw new ApiError(
+      'tenant_forbidden',
+      'Only a platform:admin token may issue tokens for another tenant.',
+      'tenant',
+    );
+  }
+
+  /**
+   * Makes sure the token holds platform:admin (API_BOOTSTRAP_TOKEN registered by an earlier version held only admin);
+   * true when it was upgraded now.
+   */
+  async grantPlatformAdmin(token: ApiToken): Promise<boolean> {
+    const result = await this.dataSource
+      .createQueryBuilder()
+      .update(ApiToken)
+      // platform:admin implies admin, so ['admin'] becomes ['platform:admin'], as a freshly registered one holds.
+      .set({ scopes: () => `array_append(array_remove(scopes, 'admin'), '${PLATFORM_ADMIN}')` })
+      .where('id = :id AND NOT (:scope = ANY(scopes))', { id: token.id, scope: PLATFORM_ADMIN })
+      .execute();
+    this.cache.forget(token.tokenHash);
+    return (result.affected ?? 0) > 0;
   }
 
   issue(input: NewToken): Promise<IssuedToken> {
@@ -120,9 +172,20 @@ export class TokensService {
     return paginate(qb, query);
   }
 
-  async revoke(tenantId: string, id: string): Promise<ApiToken> {
+  /** `callerScopes` (null from the CLI): a token may only revoke a token whose scopes it holds. */
+  async revoke(
+    tenantId: string,
+    id: string,
+    callerScopes: readonly string[] | null = null,
+  ): Promise<ApiToken> {
     return this.tx.run(async (manager) => {
       const token = await lockForUpdate(manager, ApiToken, tenantId, id, 'token');
+      if (callerScopes && scopesNotHeld(callerScopes, token.scopes).length > 0) {
+        throw new ApiError(
+          'insufficient_scope',
+          `Only a token holding ${token.scopes.join(', ')} may revoke this one.`,
+        );
+      }
       if (token.revokedAt) return token; // revoking twice is harmless and answers the same record
       token.revokedAt = new Date();
       // Forget now and again once committed: a lookup racing the revocation must not re-cache the live row.

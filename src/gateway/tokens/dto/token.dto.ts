@@ -16,7 +16,9 @@ import { ApiToken } from '../api-token.entity';
 export class CreateTokenDto {
   @ApiPropertyOptional({
     example: 'acme-fiber',
-    description: 'Tenant id or slug the token belongs to; defaults to the tenant the request acts for.',
+    description:
+      'Tenant id or slug the token belongs to; defaults to the tenant the request acts for. ' +
+      "Another tenant than the caller's own needs `platform:admin` (403 `tenant_forbidden`).",
   })
   @IsOptional()
   @IsString()
@@ -28,7 +30,15 @@ export class CreateTokenDto {
   @Length(1, 200)
   name: string;
 
-  @ApiProperty({ enum: SCOPES, isArray: true, example: ['subscribers:*', 'billing:read'] })
+  @ApiProperty({
+    enum: SCOPES,
+    isArray: true,
+    example: ['subscribers:*', 'billing:read'],
+    description:
+      '`<domain>:*` grants read and write of the domain; `admin` manages its own tenant and implies every data ' +
+      'scope there; `platform:admin` manages tenants, may act for any tenant, and implies `admin`. Only scopes the ' +
+      'calling token holds may be granted (403 `insufficient_scope`).',
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(SCOPES.length)
