@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
-import { jsonBodyMiddleware, requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
+import { requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
 import { createLogger, PinoNestLogger } from './common/logging/logger';
 import type { AppConfig } from './config/app-config';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
@@ -32,7 +32,8 @@ export async function createApp(
     app.set('trust proxy', config.trustProxy);
     app.disable('x-powered-by');
     app.set('etag', false); // hashing every body for an ETag no client uses costs CPU on large list pages
-    app.use(requestIdMiddleware, requestLogMiddleware(logger), jsonBodyMiddleware());
+    // Bodies are read later, by JsonBodyGuard, once the caller is authenticated and within its rate limit.
+    app.use(requestIdMiddleware, requestLogMiddleware(logger));
     setupSwagger(app);
     await app.init();
     return {

@@ -1,6 +1,8 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { getStorageToken, ThrottlerModule } from '@nestjs/throttler';
+import { JsonBodyGuard } from '../common/http/json-body.guard';
+import { UNROUTED_LIMITER } from '../common/http/unrouted-limiter';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { AuthGuard } from './auth/auth.guard';
@@ -49,11 +51,14 @@ const counterStoreProvider = {
     TokensService,
     BootstrapService,
     IdempotencyService,
-    // Guards run in this order: the rate limit (and abuse block) first, then authentication and scopes.
-    { provide: APP_GUARD, useClass: RateLimitGuard },
+    RateLimitGuard,
+    { provide: UNROUTED_LIMITER, useExisting: RateLimitGuard },
+    // Guards run in this order: the abuse block and rate limit, authentication and scopes, and only then the body.
+    { provide: APP_GUARD, useExisting: RateLimitGuard },
     { provide: APP_GUARD, useClass: AuthGuard },
+    { provide: APP_GUARD, useClass: JsonBodyGuard },
   ],
-  exports: [TenantsService, TokensService, IdempotencyService],
+  exports: [TenantsService, TokensService, IdempotencyService, UNROUTED_LIMITER],
 })
 export class GatewayModule implements OnApplicationShutdown {
   constructor(@Inject(COUNTER_STORE) private readonly counters: CounterStore) {}

@@ -3,12 +3,15 @@ import {
   Catch,
   ExceptionFilter,
   HttpException,
+  Inject,
   Logger,
   NotFoundException,
+  Optional,
 } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { sendApiError } from '../http/http-pipeline';
+import { UNROUTED_LIMITER, type UnroutedLimiter } from '../http/unrouted-limiter';
 import { requestContext } from '../request-context';
 import { ApiError } from './api-error';
 import { ErrorCode, statusOf } from './error-catalog';
@@ -18,8 +21,30 @@ import { ErrorCode, statusOf } from './error-catalog';
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Exceptions');
 
+  constructor(@Optional() @Inject(UNROUTED_LIMITER) private readonly limiter?: UnroutedLimiter) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
+    // No guard ran for a path no route serves: the limiter gives its verdict (and headers) here.
+    if (this.limiter && this.isUnrouted(exception, response)) {
+      this.limiter.limitUnrouted(host.switchToHttp().getRequest<Request>(), response).then(
+        () => this.answer(exception, response),
+        (refusal: unknown) => this.answer(refusal, response),
+      );
+      return;
+    }
+    this.answer(exception, response);
+  }
+
+  private isUnrouted(exception: unknown, response: Response): boolean {
+    return (
+      exception instanceof NotFoundException &&
+      !(exception instanceof ApiError) &&
+      !response.hasHeader('RateLimit-Policy')
+    );
+  }
+
+  private answer(exception: unknown, response: Response): void {
     const error = this.toApiError(exception);
     if (error.code === 'internal_error') {
       this.logger.error({
@@ -52,7 +77,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private fromHttpStatus(status: number, message: string): ApiError {
     const byStatus: Partial<Record<number, ErrorCode>> = {
-      400: 'invalid_query', // bodies are parsed before routing; a framework 400 here is about the URL
+      400: 'invalid_query', // JsonBodyGuard answers bad bodies with ApiErrors; a framework 400 here is about the URL
       401: 'authentication_required',
       403: 'insufficient_scope',
       404: 'route_not_found',

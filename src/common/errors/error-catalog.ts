@@ -3,7 +3,10 @@
  * docs/errors.md is generated from this table and a test keeps the two in step.
  */
 export const ERROR_CATALOG = {
-  invalid_json: { status: 400, description: 'The body is not valid JSON, or not a JSON object.' },
+  invalid_json: {
+    status: 400,
+    description: 'The body is not valid JSON, not a JSON object, or nests deeper than 64 levels.',
+  },
   missing_field: { status: 400, description: 'A required field is absent (or null).' },
   unknown_field: { status: 400, description: 'The body holds a field the endpoint does not accept.' },
   invalid_query: { status: 400, description: 'A query parameter is unknown or has a wrong value.' },

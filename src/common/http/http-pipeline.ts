@@ -1,16 +1,13 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { json } from 'express';
 import type { Logger } from 'pino';
 import { errorEnvelope } from '../envelope/envelope';
 import { ApiError } from '../errors/api-error';
 import { newId } from '../ids';
 import { requestContext } from '../request-context';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-/** Writes an ApiError as the failure envelope; the exception filter and these middlewares share it. */
+/** Writes an ApiError as the failure envelope (the exception filter's one way of answering a failure). */
 export function sendApiError(res: Response, error: ApiError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.status(error.getStatus()).json(errorEnvelope(error.code, error.message, error.field));
@@ -42,40 +39,5 @@ export function requestLogMiddleware(logger: Logger): RequestHandler {
       });
     });
     next();
-  };
-}
-
-function hasBody(req: Request): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-}
-
-/** A body must be JSON (415 otherwise), at most 1 MiB (413), and parse (400 invalid_json). */
-export function jsonBodyMiddleware(): RequestHandler {
-  const parse = json({ limit: MAX_BODY_BYTES, type: () => true, strict: true });
-  return (req, res, next) => {
-    if (!hasBody(req)) return next();
-    const contentType = req.headers['content-type'] ?? '';
-    if (!JSON_TYPE.test(contentType)) {
-      return sendApiError(
-        res,
-        new ApiError(
-          'unsupported_media_type',
-          `Content-Type must be application/json, got "${contentType || 'none'}".`,
-        ),
-      );
-    }
-    parse(req, res, (error?: { type?: string }) => {
-      if (!error) return next();
-      if (error.type === 'entity.too.large') {
-        return sendApiError(res, new ApiError('payload_too_large', 'The request body exceeds 1 MiB.'));
-      }
-      if (error.type === 'charset.unsupported' || error.type === 'encoding.unsupported') {
-        return sendApiError(res, new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON.'));
-      }
-      if (error.type === 'entity.parse.failed') {
-        return sendApiError(res, new ApiError('invalid_json', 'The request body is not valid JSON.'));
-      }
-      return sendApiError(res, new ApiError('invalid_json', 'The request body could not be read.'));
-    });
   };
 }

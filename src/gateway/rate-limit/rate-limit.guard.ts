@@ -17,12 +17,16 @@ import {
   THROTTLER_TRACKER,
   THROTTLER_TTL,
 } from '@nestjs/throttler/dist/throttler.constants';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { ApiError } from '../../common/errors/api-error';
+import type { UnroutedLimiter } from '../../common/http/unrouted-limiter';
 import { TokensService } from '../tokens/tokens.service';
 import { AbuseService } from './abuse.service';
 import { bearerToken, clientIp } from '../auth/request-credentials';
 
 const SKIP_DEFAULT = `${THROTTLER_SKIP}default`;
+/** Stands for the handler and class of a request no route serves: it carries no metadata, so the defaults apply. */
+const UNROUTED = {};
 
 interface RoutePolicy {
   skip: boolean;
@@ -35,7 +39,7 @@ interface RoutePolicy {
  * abuse block checked before it. Sets the IETF RateLimit headers beside the familiar X-RateLimit-* ones.
  */
 @Injectable()
-export class RateLimitGuard extends ThrottlerGuard {
+export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
   private readonly policies = new WeakMap<object, RoutePolicy>();
 
   constructor(
@@ -52,7 +56,26 @@ export class RateLimitGuard extends ThrottlerGuard {
     const policy = this.policyFor(context.getHandler(), context.getClass());
     // Routes outside the limit (health probes) are outside the abuse block too.
     if (policy.skip) return true;
-    const req = context.switchToHttp().getRequest<Request>();
+    await this.refuseBlocked(context.switchToHttp().getRequest<Request>());
+    if (!policy.fixed) return super.canActivate(context);
+    return this.count(context, policy.fixed);
+  }
+
+  /**
+   * A request no route serves gets the same treatment as any other: the abuse block, its budget's headers and count,
+   * and a token that does not authenticate counts as a failed authentication (so a 404 is no free token oracle).
+   */
+  async limitUnrouted(req: Request, res: Response): Promise<void> {
+    const policy = this.policyFor(UNROUTED, UNROUTED);
+    await this.refuseBlocked(req);
+    if (policy.fixed) await this.count(new ExecutionContextHost([req, res]), policy.fixed);
+    const secret = bearerToken(req);
+    if (secret && !(await this.tokens.authenticateRequest(req, secret))) {
+      await this.abuse.recordAuthFailure(clientIp(req));
+    }
+  }
+
+  private async refuseBlocked(req: Request): Promise<void> {
     const blockedForS = await this.abuse.blockedForS(clientIp(req));
     if (blockedForS > 0) {
       throw new ApiError(
@@ -62,10 +85,12 @@ export class RateLimitGuard extends ThrottlerGuard {
         { 'Retry-After': String(blockedForS) },
       );
     }
-    if (!policy.fixed) return super.canActivate(context);
+  }
+
+  private count(context: ExecutionContext, fixed: NonNullable<RoutePolicy['fixed']>): Promise<boolean> {
     return this.handleRequest({
       context,
-      ...policy.fixed,
+      ...fixed,
       getTracker: this.commonOptions.getTracker!,
       generateKey: this.commonOptions.generateKey!,
     });
