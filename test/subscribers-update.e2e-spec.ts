@@ -165,9 +165,13 @@ describe('Subscribers: update', () => {
       ['an address that is a string', { address: 'Main Street' }, 'address'],
       ['a numeric address.city', { address: { city: 7 } }, 'address.city'],
       ['an address.city of 201 characters', { address: { city: longString(201) } }, 'address.city'],
-      ['a metadata key of 41 characters', { metadata: { [longString(41, 'k')]: 1 } }, 'metadata'],
-      ['a nested metadata value', { metadata: { plan: { speed: 1 } } }, 'metadata'],
-      ['a metadata value of 501 characters', { metadata: { note: longString(501) } }, 'metadata'],
+      [
+        'a metadata key of 41 characters',
+        { metadata: { [longString(41, 'k')]: 1 } },
+        `metadata.${longString(41, 'k')}`,
+      ],
+      ['a nested metadata value', { metadata: { plan: { speed: 1 } } }, 'metadata.plan'],
+      ['a metadata value of 501 characters', { metadata: { note: longString(501) } }, 'metadata.note'],
     ])('should answer 422 validation_failed for %s and change nothing', async (_label, body, field) => {
       const { id } = await fullSubscriber();
       const before = await getSubscriber(t, tenant.token, id);

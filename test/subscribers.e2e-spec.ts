@@ -209,10 +209,14 @@ describe('Subscribers: create', () => {
       ['a numeric address.city', { address: { city: 42 } }, 'address.city'],
       ['an address.line1 of 201 characters', { address: { line1: longString(201) } }, 'address.line1'],
       ['metadata with 51 keys', { metadata: metadataWithKeys(51) }, 'metadata'],
-      ['a metadata key of 41 characters', { metadata: { [longString(41, 'k')]: 'v' } }, 'metadata'],
-      ['a metadata value of 501 characters', { metadata: { note: longString(501) } }, 'metadata'],
-      ['a nested metadata object', { metadata: { plan: { speed: 500 } } }, 'metadata'],
-      ['an array metadata value', { metadata: { tags: ['a'] } }, 'metadata'],
+      [
+        'a metadata key of 41 characters',
+        { metadata: { [longString(41, 'k')]: 'v' } },
+        `metadata.${longString(41, 'k')}`,
+      ],
+      ['a metadata value of 501 characters', { metadata: { note: longString(501) } }, 'metadata.note'],
+      ['a nested metadata object', { metadata: { plan: { speed: 500 } } }, 'metadata.plan'],
+      ['an array metadata value', { metadata: { tags: ['a'] } }, 'metadata.tags'],
       ['metadata that is an array', { metadata: ['a'] }, 'metadata'],
     ])('should answer validation_failed for %s', async (_label, overrides, field) => {
       const res = await postSubscriber(t, tenant.token, subscriberBody(overrides));

@@ -102,11 +102,15 @@ function expect(
   return Object.fromEntries(parsed.options);
 }
 
-/** Runs the API's own DTO validation, so the CLI accepts exactly what POST /tenants and /tokens accept. */
-function validateDto(dto: new () => object, plain: object, optionOf: Record<string, string>): void {
-  const errors = validateSync(plainToInstance(dto, plain), { whitelist: true, forbidNonWhitelisted: true });
+/**
+ * Runs the API's own DTO validation, so the CLI accepts exactly what POST /tenants and /tokens accept, and answers
+ * the values as the API would store them (trimmed).
+ */
+function validateDto<T extends object>(dto: new () => T, plain: object, optionOf: Record<string, string>): T {
+  const instance = plainToInstance(dto, plain);
+  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true });
   const first = errors[0];
-  if (!first) return;
+  if (!first) return instance;
   const message = Object.values(first.constraints ?? {})[0] ?? 'is not valid';
   throw new CliError(`Invalid ${optionOf[first.property] ?? first.property}: ${message}.`);
 }
@@ -127,9 +131,12 @@ function parseScopes(raw: string): Scope[] {
 function tenantCreate(parsed: Parsed): CliCommand {
   const options = expect(parsed, 'tenant create', ['slug'], ['name']);
   const slug = parsed.positionals[2];
-  const name = options.name ?? slug;
-  validateDto(CreateTenantDto, { slug, name }, { slug: 'slug', name: '--name' });
-  return { kind: 'tenant.create', slug, name };
+  const valid = validateDto(
+    CreateTenantDto,
+    { slug, name: options.name ?? slug },
+    { slug: 'slug', name: '--name' },
+  );
+  return { kind: 'tenant.create', slug: valid.slug, name: valid.name };
 }
 
 function tokenCreate(parsed: Parsed): CliCommand {
@@ -142,10 +149,9 @@ function tokenCreate(parsed: Parsed): CliCommand {
   );
   const scopes = parseScopes(options.scopes ?? '');
   const tenant = options.tenant!.trim();
-  const name = options.name ?? 'issued by the CLI';
-  validateDto(
+  const { name } = validateDto(
     CreateTokenDto,
-    { tenant, name, scopes, expires_at: options['expires-at'] },
+    { tenant, name: options.name ?? 'issued by the CLI', scopes, expires_at: options['expires-at'] },
     { tenant: '--tenant', name: '--name', scopes: '--scopes', expires_at: '--expires-at' },
   );
   const expiresAt = options['expires-at'] ? new Date(options['expires-at']) : null;

@@ -2,10 +2,12 @@ import { newId } from '../common/ids';
 import { requestContext } from '../common/request-context';
 import type { PreparedStatement } from '../database/prepared-query';
 import { EventRecord } from './event.entity';
+import type { EventType } from './event-types';
 
 export interface NewEvent {
   tenantId: string;
-  type: string;
+  /** Typed by the catalogue, so a type cannot be emitted without being listed there. */
+  type: EventType;
   subjectId: string | null;
   object: object;
   /** Extra keys beside `object` in `data`, e.g. `changed_fields` or `{from, to, reason}`. */

@@ -272,7 +272,10 @@ export class SubscribersService {
       else merged[key] = value;
     }
     const problem = metadataProblem(merged);
-    if (problem) throw new ApiError('validation_failed', problem, 'metadata');
+    if (problem) {
+      const field = problem.path ? `metadata.${problem.path}` : 'metadata';
+      throw new ApiError('validation_failed', problem.message, field);
+    }
     return merged;
   }
 }

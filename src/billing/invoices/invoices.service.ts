@@ -7,6 +7,7 @@ import { newId } from '../../common/ids';
 import { MAX_AMOUNT } from '../../common/money';
 import { paginate } from '../../common/pagination';
 import { TransactionRunner } from '../../database/transaction-runner';
+import type { EventType } from '../../events/event-types';
 import { EventsService } from '../../events/events.service';
 import { SubscribersService } from '../../subscribers/subscribers.service';
 import { LedgerEntryType } from '../ledger/ledger-entry.entity';
@@ -171,9 +172,9 @@ export class InvoicesService {
         sourceId: invoice.id,
       });
     }
-    for (const type of invoice.status === InvoiceStatus.Paid
-      ? ['invoice.finalized', 'invoice.paid']
-      : ['invoice.finalized']) {
+    const types: EventType[] =
+      invoice.status === InvoiceStatus.Paid ? ['invoice.finalized', 'invoice.paid'] : ['invoice.finalized'];
+    for (const type of types) {
       await this.events.append(manager, {
         tenantId: invoice.tenantId,
         type,

@@ -1,39 +1,34 @@
-import { registerDecorator, ValidationArguments, ValidationOptions } from 'class-validator';
+import { ValidationOptions } from 'class-validator';
+import { ValidateValue, ValueProblem } from './value-problem';
 
 export const METADATA_LIMITS = { maxKeys: 50, maxKeyLength: 40, maxStringLength: 500 };
 
-/** Why a metadata object breaks the limits, or null when it is fine. Null values are allowed (they delete on PATCH). */
-export function metadataProblem(value: unknown): string | null {
+/**
+ * Why a metadata object breaks the limits, at which key, or null when it is fine. Null values are allowed (they
+ * delete on PATCH).
+ */
+export function metadataProblem(value: unknown, property = 'metadata'): ValueProblem | null {
+  const at = (path: string, message: string): ValueProblem => ({ path, message });
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return 'metadata must be an object';
+    return at('', `${property} must be an object`);
   const entries = Object.entries(value);
   if (entries.length > METADATA_LIMITS.maxKeys)
-    return `metadata may hold at most ${METADATA_LIMITS.maxKeys} keys`;
+    return at('', `${property} may hold at most ${METADATA_LIMITS.maxKeys} keys`);
   for (const [key, item] of entries) {
     if (key.length === 0 || key.length > METADATA_LIMITS.maxKeyLength) {
-      return `metadata keys must be 1 to ${METADATA_LIMITS.maxKeyLength} characters`;
+      return at(key, `${property} keys must be 1 to ${METADATA_LIMITS.maxKeyLength} characters`);
     }
     if (typeof item === 'string' && item.length > METADATA_LIMITS.maxStringLength) {
-      return `metadata.${key} may be at most ${METADATA_LIMITS.maxStringLength} characters`;
+      return at(key, `${property}.${key} may be at most ${METADATA_LIMITS.maxStringLength} characters`);
     }
     if (item !== null && !['string', 'number', 'boolean'].includes(typeof item)) {
-      return `metadata.${key} must be a string, number, boolean or null`;
+      return at(key, `${property}.${key} must be a string, number, boolean or null`);
     }
   }
   return null;
 }
 
-/** Flat key/value metadata within METADATA_LIMITS. */
+/** Flat key/value metadata within METADATA_LIMITS; a failure names the offending key (`metadata.plan`). */
 export function IsMetadata(options?: ValidationOptions) {
-  return (object: object, propertyName: string) =>
-    registerDecorator({
-      name: 'isMetadata',
-      target: object.constructor,
-      propertyName,
-      options,
-      validator: {
-        validate: (value: unknown) => metadataProblem(value) === null,
-        defaultMessage: (args: ValidationArguments) => metadataProblem(args.value) ?? 'metadata is invalid',
-      },
-    });
+  return ValidateValue('isMetadata', metadataProblem, options);
 }

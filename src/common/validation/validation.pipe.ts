@@ -2,9 +2,12 @@ import { ArgumentMetadata, Injectable, PipeTransform, ValidationError } from '@n
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { ApiError } from '../errors/api-error';
+import { problemAt } from './value-problem';
 
 interface Flattened {
+  /** The dotted path of the property, e.g. `address.city` or `allocations.0.amount`. */
   field: string;
+  property: string;
   value: unknown;
   constraints: Record<string, string>;
 }
@@ -13,10 +16,33 @@ function flatten(errors: ValidationError[], parent = ''): Flattened[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
     const own: Flattened[] = error.constraints
-      ? [{ field, value: error.value, constraints: error.constraints }]
+      ? [{ field, property: error.property, value: error.value, constraints: error.constraints }]
       : [];
     return [...own, ...flatten(error.children ?? [], field)];
   });
+}
+
+/** Constraints that check a value's type: when one fails, its message is the one to give ("x must be a string"). */
+const TYPE_CONSTRAINTS = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject']);
+
+/** Which failed constraint speaks for a field: a wrong type first, then blank text, then a format, then a bound. */
+function rank(name: string): number {
+  if (TYPE_CONSTRAINTS.has(name)) return 0;
+  if (name === 'isNotBlank') return 1;
+  return name.startsWith('is') ? 2 : 3;
+}
+
+/**
+ * The field and message of a failure: the path inside the value when the validator names one (metadata.plan,
+ * events.2), and a message that starts with the full dotted path (class-validator names the bare property).
+ */
+function failureOf(error: Flattened): { field: string; message: string } {
+  const [name, message] = Object.entries(error.constraints).sort(([a], [b]) => rank(a) - rank(b))[0];
+  const problem = problemAt(name, error.value, error.property);
+  const field = problem?.path ? `${error.field}.${problem.path}` : error.field;
+  const rest = message.slice(error.property.length);
+  const named = message.startsWith(error.property) && /^[ .]/.test(rest);
+  return { field, message: named ? `${error.field}${rest}` : message };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -81,12 +107,7 @@ export class ApiValidationPipe implements PipeTransform {
     if (missing && !isQuery) {
       throw new ApiError('missing_field', `${missing.field} is required.`, missing.field);
     }
-    const first = errors[0];
-    // A wrong type says more than a length or range rule of the same field.
-    const [, message] = Object.entries(first.constraints).sort(
-      ([a], [b]) => Number(!a.startsWith('is')) - Number(!b.startsWith('is')),
-    )[0];
-    if (isQuery) throw new ApiError('invalid_query', message, first.field);
-    throw new ApiError('validation_failed', message, first.field);
+    const { field, message } = failureOf(errors[0]);
+    throw new ApiError(isQuery ? 'invalid_query' : 'validation_failed', message, field);
   }
 }

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
+import { Trim } from '../../common/validation/text';
 
 export class ListEventsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'An exact type, or a prefix ending in `.*`.', example: 'subscriber.*' })
@@ -16,6 +17,7 @@ export class ListEventsQueryDto extends PageQueryDto {
     example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
   })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(64)
   subject_id?: string;

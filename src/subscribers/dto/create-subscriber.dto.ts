@@ -1,17 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsEmail,
-  IsIn,
-  IsObject,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
+import { IsEmail, IsIn, IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
+import { IsTrimmedText, Trim } from '../../common/validation/text';
 import { CREATABLE_STATUSES, SubscriberStatus } from '../subscriber-status';
 import { AddressDto, E164 } from './subscriber-fields';
 
@@ -22,13 +13,11 @@ export class CreateSubscriberDto {
       'Your id for this subscriber; unique per tenant, so syncing twice cannot create a duplicate.',
   })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsTrimmedText(200)
   external_id?: string;
 
   @ApiProperty({ example: 'Ada Lovelace', minLength: 1, maxLength: 200 })
-  @IsString()
-  @Length(1, 200)
+  @IsTrimmedText(200)
   full_name: string;
 
   @ApiPropertyOptional({
@@ -36,13 +25,13 @@ export class CreateSubscriberDto {
     description: 'Unique (case-insensitive) among live subscribers.',
   })
   @IsOptional()
-  @IsString()
-  @MaxLength(254)
+  @IsTrimmedText(254)
   @IsEmail({}, { message: 'email must be a valid email address' })
   email?: string;
 
   @ApiPropertyOptional({ example: '+14155550123', description: 'E.164.' })
   @IsOptional()
+  @Trim()
   @IsString()
   @Matches(E164, { message: 'phone must be in E.164 format, e.g. +14155550123' })
   phone?: string;
@@ -56,8 +45,7 @@ export class CreateSubscriberDto {
     description: 'A billing profile of this tenant.',
   })
   @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @IsTrimmedText(64)
   billing_profile_id?: string;
 
   @ApiPropertyOptional({ type: AddressDto })

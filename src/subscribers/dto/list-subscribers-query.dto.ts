@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
+import { Trim } from '../../common/validation/text';
 import { SUBSCRIBER_STATUSES, SubscriberStatus } from '../subscriber-status';
 
 export class ListSubscribersQueryDto extends PageQueryDto {
@@ -11,12 +12,14 @@ export class ListSubscribersQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({ example: 'crm-000123' })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(200)
   external_id?: string;
 
   @ApiPropertyOptional({ example: 'ada@example.net', description: 'Case-insensitive exact match.' })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(254)
   email?: string;

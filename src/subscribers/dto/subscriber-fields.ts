@@ -1,28 +1,33 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { Trim } from '../../common/validation/text';
 
-/** The sub-fields of a postal address (SPEC 2.1); each at most 200 characters. */
+/** The sub-fields of a postal address (SPEC 2.1); each trimmed, at most 200 characters. */
 export class AddressDto {
   @ApiPropertyOptional({ example: '12 Fibre Lane', nullable: true, type: String })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(200)
   line1?: string | null;
 
   @ApiPropertyOptional({ example: 'Springfield', nullable: true, type: String })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(200)
   city?: string | null;
 
   @ApiPropertyOptional({ example: 'IL', nullable: true, type: String })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(200)
   state?: string | null;
 
   @ApiPropertyOptional({ example: '62701', nullable: true, type: String })
   @IsOptional()
+  @Trim()
   @IsString()
   @Length(0, 200)
   postal_code?: string | null;

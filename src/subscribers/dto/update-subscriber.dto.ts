@@ -5,40 +5,37 @@ import {
   IsObject,
   IsOptional,
   IsString,
-  Length,
   Matches,
-  MaxLength,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
+import { IsTrimmedText, Trim } from '../../common/validation/text';
 import { AddressDto, E164 } from './subscriber-fields';
 
 /** PATCH: only the fields sent change; null clears an optional field; metadata merges (a null value deletes a key). */
 export class UpdateSubscriberDto {
   @ApiPropertyOptional({ example: 'Ada King' })
   @ValidateIf((_o, value) => value !== undefined)
-  @IsString()
-  @Length(1, 200)
+  @IsTrimmedText(200)
   full_name?: string;
 
   @ApiPropertyOptional({ example: 'ada@example.net', nullable: true, type: String })
   @IsOptional()
-  @IsString()
-  @MaxLength(254)
+  @IsTrimmedText(254)
   @IsEmail({}, { message: 'email must be a valid email address' })
   email?: string | null;
 
   @ApiPropertyOptional({ example: '+14155550123', nullable: true, type: String })
   @IsOptional()
+  @Trim()
   @IsString()
   @Matches(E164, { message: 'phone must be in E.164 format, e.g. +14155550123' })
   phone?: string | null;
 
   @ApiPropertyOptional({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
   @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @IsTrimmedText(64)
   billing_profile_id?: string | null;
 
   @ApiPropertyOptional({ type: AddressDto, nullable: true })

@@ -7,16 +7,16 @@ import {
   IsOptional,
   IsString,
   IsUrl,
-  Matches,
   MaxLength,
   ValidateIf,
 } from 'class-validator';
+import { Trim } from '../../common/validation/text';
 import { Webhook, WebhookAttempt } from '../webhook.entity';
-
-const EVENT_PATTERN = /^(\*|[a-z_]+(\.[a-z_]+)*(\.\*)?)$/;
+import { IsEventPatterns } from './event-patterns';
 
 export class CreateWebhookDto {
   @ApiProperty({ example: 'https://crm.example.net/hooks/isp' })
+  @Trim()
   @IsString()
   @MaxLength(2048)
   @IsUrl(
@@ -27,13 +27,14 @@ export class CreateWebhookDto {
 
   @ApiProperty({
     example: ['subscriber.*', 'invoice.paid'],
-    description: 'Exact types, `prefix.*`, or `*` for all.',
+    description:
+      'Known event types (GET /api/v1/event-types), `prefix.*` of a known prefix, or `*` for all; anything else ' +
+      'is 422 naming the entry (`events.1`).',
   })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @Matches(EVENT_PATTERN, { each: true, message: 'each event must be a type, a prefix ending in .*, or *' })
+  @IsEventPatterns()
   events: string[];
 
   @ApiPropertyOptional({ example: 'CRM sync' })
@@ -51,6 +52,7 @@ export class CreateWebhookDto {
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ example: 'https://crm.example.net/hooks/isp' })
   @ValidateIf((_o, value) => value !== undefined)
+  @Trim()
   @IsString()
   @MaxLength(2048)
   @IsUrl(
@@ -59,13 +61,12 @@ export class UpdateWebhookDto {
   )
   url?: string;
 
-  @ApiPropertyOptional({ example: ['*'] })
+  @ApiPropertyOptional({ example: ['*'], description: 'As on registration; replaces the list.' })
   @ValidateIf((_o, value) => value !== undefined)
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @Matches(EVENT_PATTERN, { each: true, message: 'each event must be a type, a prefix ending in .*, or *' })
+  @IsEventPatterns()
   events?: string[];
 
   @ApiPropertyOptional({ example: 'CRM sync', nullable: true, type: String })

@@ -9,7 +9,6 @@ import {
   IsInt,
   IsOptional,
   IsString,
-  Length,
   Max,
   MaxLength,
   Min,
@@ -19,12 +18,12 @@ import { MAX_AMOUNT } from '../../../common/money';
 import { PageQueryDto } from '../../../common/pagination';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsDateOnly } from '../../../common/validation/is-date-only';
+import { IsFreeText, IsTrimmedText, Trim } from '../../../common/validation/text';
 import { INVOICE_STATUSES, InvoiceStatus } from '../invoice.entity';
 
 export class InvoiceLineInputDto {
   @ApiProperty({ example: 'Fiber 500 — November' })
-  @IsString()
-  @Length(1, 500)
+  @IsFreeText(500, { required: true })
   description: string;
 
   @ApiProperty({ example: 1, minimum: 1, maximum: 1_000_000 })
@@ -42,8 +41,7 @@ export class InvoiceLineInputDto {
 
 export class CreateInvoiceDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsString()
-  @MaxLength(64)
+  @IsTrimmedText(64)
   subscriber_id: string;
 
   @ApiProperty({ example: 'USD' })
@@ -74,6 +72,7 @@ export class CreateInvoiceDto {
 export class ListInvoicesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(64)
   subscriber_id?: string;

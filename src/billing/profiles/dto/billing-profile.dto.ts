@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { IsCurrency } from '../../../common/validation/is-currency';
+import { IsTrimmedText } from '../../../common/validation/text';
 import { BillingProfile } from '../billing-profile.entity';
 
 export class CreateBillingProfileDto {
   @ApiProperty({ example: 'Residential monthly' })
-  @IsString()
-  @Length(1, 200)
+  @IsTrimmedText(200)
   name: string;
 
   @ApiProperty({ example: 'USD', description: 'ISO 4217.' })

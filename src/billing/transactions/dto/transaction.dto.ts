@@ -9,7 +9,6 @@ import {
   IsInt,
   IsOptional,
   IsString,
-  Length,
   Max,
   MaxLength,
   Min,
@@ -19,6 +18,7 @@ import { MAX_AMOUNT } from '../../../common/money';
 import { PageQueryDto } from '../../../common/pagination';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsMetadata } from '../../../common/validation/is-metadata';
+import { IsTrimmedText, Trim } from '../../../common/validation/text';
 import type { Metadata } from '../../../subscribers/subscriber.entity';
 import {
   TRANSACTION_KINDS,
@@ -29,8 +29,7 @@ import {
 
 export class CreateTransactionDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsString()
-  @MaxLength(64)
+  @IsTrimmedText(64)
   subscriber_id: string;
 
   @ApiProperty({ enum: TRANSACTION_KINDS, example: TransactionKind.Payment })
@@ -57,12 +56,12 @@ export class CreateTransactionDto {
 
   @ApiPropertyOptional({ example: 'stripe:ch_3Nf…', description: 'Unique per tenant; a second one is 409.' })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsTrimmedText(200)
   external_id?: string;
 
   @ApiPropertyOptional({ example: 'INV-42' })
   @IsOptional()
+  @Trim()
   @IsString()
   @MaxLength(200)
   reference?: string;
@@ -75,8 +74,7 @@ export class CreateTransactionDto {
 
   @ApiPropertyOptional({ example: 'card', description: 'How the money moved: card, bank_transfer, cash, …' })
   @IsOptional()
-  @IsString()
-  @Length(1, 50)
+  @IsTrimmedText(50)
   method?: string;
 
   @ApiPropertyOptional({
@@ -92,8 +90,7 @@ export class CreateTransactionDto {
     description: 'Required for, and only for, refunds.',
   })
   @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @IsTrimmedText(64)
   refund_of?: string;
 
   @ApiPropertyOptional({ example: { gateway: 'stripe' } })
@@ -104,8 +101,7 @@ export class CreateTransactionDto {
 
 export class AllocationItemDto {
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsString()
-  @MaxLength(64)
+  @IsTrimmedText(64)
   invoice_id: string;
 
   @ApiProperty({ example: 2500, minimum: 1 })
@@ -152,7 +148,7 @@ export class AllocateDto {
 }
 
 export class ListTransactionsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) subscriber_id?: string;
+  @ApiPropertyOptional() @IsOptional() @Trim() @IsString() @MaxLength(64) subscriber_id?: string;
 
   @ApiPropertyOptional({ enum: TRANSACTION_KINDS })
   @IsOptional()
@@ -164,7 +160,7 @@ export class ListTransactionsQueryDto extends PageQueryDto {
   @IsIn(TRANSACTION_SOURCES, { message: `source must be one of ${TRANSACTION_SOURCES.join(', ')}` })
   source?: TransactionSource;
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) external_id?: string;
+  @ApiPropertyOptional() @IsOptional() @Trim() @IsString() @MaxLength(200) external_id?: string;
 
   @ApiPropertyOptional({ description: 'occurred_at at or after (ISO 8601).' })
   @IsOptional()

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Length, Matches } from 'class-validator';
+import { IsString, Matches } from 'class-validator';
+import { IsTrimmedText, Trim } from '../../../common/validation/text';
 import { Tenant } from '../tenant.entity';
 
 export class CreateTenantDto {
@@ -7,13 +8,13 @@ export class CreateTenantDto {
     example: 'acme-fiber',
     description: 'Lowercase letters, digits and dashes; 2–63 characters.',
   })
+  @Trim()
   @IsString()
   @Matches(/^[a-z0-9][a-z0-9-]{1,62}$/, { message: 'slug must be 2–63 lowercase letters, digits or dashes' })
   slug: string;
 
   @ApiProperty({ example: 'Acme Fiber Ltd' })
-  @IsString()
-  @Length(1, 200)
+  @IsTrimmedText(200)
   name: string;
 }
 

@@ -1,15 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsDateString,
-  IsIn,
-  IsOptional,
-  IsString,
-  Length,
-  MaxLength,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDateString, IsIn, IsOptional } from 'class-validator';
+import { IsTrimmedText } from '../../../common/validation/text';
 import { SCOPES, type Scope } from '../../auth/scopes';
 import { ApiToken } from '../api-token.entity';
 
@@ -21,13 +12,11 @@ export class CreateTokenDto {
       "Another tenant than the caller's own needs `platform:admin` (403 `tenant_forbidden`).",
   })
   @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @IsTrimmedText(64)
   tenant?: string;
 
   @ApiProperty({ example: 'billing sync' })
-  @IsString()
-  @Length(1, 200)
+  @IsTrimmedText(200)
   name: string;
 
   @ApiProperty({

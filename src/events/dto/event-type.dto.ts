@@ -1,0 +1,18 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { EVENT_TYPES, EventType } from '../event-types';
+
+export class EventTypeDto {
+  @ApiProperty({ example: 'subscriber.created', enum: Object.keys(EVENT_TYPES) })
+  type: EventType;
+
+  @ApiProperty({ example: EVENT_TYPES['subscriber.created'] })
+  description: string;
+
+  /** The whole catalogue, in its order. */
+  static all(): EventTypeDto[] {
+    return (Object.entries(EVENT_TYPES) as [EventType, string][]).map(([type, description]) => ({
+      type,
+      description,
+    }));
+  }
+}
