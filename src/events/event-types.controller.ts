@@ -14,7 +14,8 @@ export class EventTypesController {
   @ApiOperation({
     summary: 'List every event type the service emits',
     description:
-      'Webhook `events` accept these types, `prefix.*` of their prefixes (`subscriber.*`), or `*`. Not paginated.',
+      'Scope `webhooks:read`. Webhook `events` accept these types, `prefix.*` of their prefixes (`subscriber.*`), ' +
+      'or `*`. Not paginated.',
   })
   @ApiEnvelope(EventTypeDto, { list: true })
   @ApiErrors(...AUTH_ERRORS)
