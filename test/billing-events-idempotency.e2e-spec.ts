@@ -22,7 +22,7 @@ import {
   voidInvoice,
   startBillingApp,
 } from './support/billing-factory';
-import { expectError, expectSuccess } from './support/envelope';
+import { expectError, expectReplayOf, expectSuccess } from './support/envelope';
 import { listen } from './support/subscriber-factory';
 import { type TestApp } from './support/test-app';
 
@@ -207,7 +207,7 @@ describe('Billing: events and idempotency', () => {
       const second = await postTransaction(t, a.token, body, key);
       expect(second.status).toBe(201);
       expect(second.headers['idempotent-replayed']).toBe('true');
-      expect(second.body).toEqual(first.body);
+      expectReplayOf(second, first);
       expect(await listIds(t, a.token, '/api/v1/transactions', { subscriber_id: subscriberId })).toEqual([
         first.body.data.id,
       ]);
@@ -281,7 +281,7 @@ describe('Billing: events and idempotency', () => {
       const replay = await allocate(t, a.token, payment.id, body, key);
       expect(replay.status).toBe(200);
       expect(replay.headers['idempotent-replayed']).toBe('true');
-      expect(replay.body).toEqual(first.body);
+      expectReplayOf(replay, first);
 
       const after = await getTransaction(t, a.token, payment.id);
       expect(after).toMatchObject({ allocated_amount: 300, unallocated_amount: 500 });
@@ -331,7 +331,7 @@ describe('Billing: events and idempotency', () => {
       const replay = await postInvoice(t, a.token, body, key);
       expect(replay.status).toBe(201);
       expect(replay.headers['idempotent-replayed']).toBe('true');
-      expect(replay.body).toEqual(first.body);
+      expectReplayOf(replay, first);
       expect(await listIds(t, a.token, '/api/v1/invoices', { subscriber_id: subscriberId })).toEqual([
         first.body.data.id,
       ]);

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { expectError, expectList, expectSuccess } from './support/envelope';
+import { expectError, expectList, expectReplayOf, expectSuccess } from './support/envelope';
 import { bearer, issueToken } from './support/factories';
 import {
   type Body,
@@ -161,7 +161,7 @@ describe('Billing profiles', () => {
       expectSuccess(first, 201);
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
-      expect(again.body).toEqual(first.body);
+      expectReplayOf(again, first);
       const list = await get('/api/v1/billing-profiles', fresh.token);
       expect(list.body.data.map((profile: BillingProfile) => profile.id)).toEqual([first.body.data.id]);
     });

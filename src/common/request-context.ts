@@ -14,10 +14,17 @@ export interface AuthContext {
   scopes: string[];
 }
 
-/** Set by the idempotency interceptor; TransactionRunner calls `claim` inside the request's transaction. */
+/**
+ * Set by the idempotency interceptor. TransactionRunner calls `claim` as the first statement of the request's
+ * transaction and `complete` with the transaction's result as its last, so the key, the effect and the stored answer
+ * commit together or not at all.
+ */
 export interface IdempotencyClaim {
   claim(manager: EntityManager): Promise<void>;
+  complete(manager: EntityManager, answer: unknown): Promise<void>;
   claimed: boolean;
+  /** The answer stored with the key, once `complete` ran. */
+  stored?: { answer: unknown };
 }
 
 export interface RequestContext {

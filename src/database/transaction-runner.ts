@@ -23,7 +23,8 @@ async function withCommitHooks<T>(commit: () => Promise<T>): Promise<T> {
 
 /**
  * The one way a request changes data: one transaction. When the request carries an idempotency key, the key is
- * claimed inside that same transaction, so the effect and the claim commit together or not at all.
+ * claimed by the transaction's first statement and the answer (what `work` returns: the response payload) stored by
+ * its last, so the effect, the claim and the answer commit together or not at all.
  */
 @Injectable()
 export class TransactionRunner {
@@ -36,12 +37,17 @@ export class TransactionRunner {
       return await withCommitHooks(() =>
         this.dataSource.transaction(async (manager) => {
           if (idempotency) await idempotency.claim(manager);
-          return work(manager);
+          const result = await work(manager);
+          if (claimedHere) await idempotency.complete(manager, result);
+          return result;
         }),
       );
     } catch (error) {
       // The claim rolled back with the effect: the key is free again.
-      if (claimedHere) idempotency.claimed = false;
+      if (claimedHere) {
+        idempotency.claimed = false;
+        idempotency.stored = undefined;
+      }
       throw error;
     }
   }

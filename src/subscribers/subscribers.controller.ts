@@ -41,7 +41,7 @@ export class SubscribersController {
     'invalid_reference',
   )
   async create(@Auth() auth: AuthContext, @Body() dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
-    return CreatedSubscriberDto.from(await this.subscribers.create(auth.tenantId, dto));
+    return this.subscribers.create(auth.tenantId, dto);
   }
 
   @Get()
@@ -105,6 +105,6 @@ export class SubscribersController {
     @Param('id') id: string,
     @Body() dto: ChangeStatusDto,
   ): Promise<SubscriberDto> {
-    return SubscriberDto.from(await this.subscribers.changeStatus(auth.tenantId, id, dto));
+    return this.subscribers.changeStatus(auth.tenantId, id, dto);
   }
 }

@@ -13,7 +13,7 @@ import { EventsService } from '../events/events.service';
 import { ChangeStatusDto } from './dto/change-status.dto';
 import { CreateSubscriberDto } from './dto/create-subscriber.dto';
 import { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
-import { SubscriberDto } from './dto/subscriber-response.dto';
+import { CreatedSubscriberDto, SubscriberDto } from './dto/subscriber-response.dto';
 import { UpdateSubscriberDto } from './dto/update-subscriber.dto';
 import {
   assertTransition,
@@ -94,19 +94,22 @@ export class SubscribersService {
     private readonly billingProfiles: BillingProfilesService,
   ) {}
 
-  async create(tenantId: string, dto: CreateSubscriberDto): Promise<Subscriber> {
+  async create(tenantId: string, dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
     const subscriber = newSubscriber(tenantId, dto);
+    const answer = CreatedSubscriberDto.from(subscriber);
     try {
       if (dto.billing_profile_id) {
         const billingProfileId = dto.billing_profile_id;
-        await this.tx.run(async (manager) => {
+        return await this.tx.run(async (manager) => {
           await this.billingProfiles.assertExists(manager, tenantId, billingProfileId, 'billing_profile_id');
           await this.insertWithEvent(manager, subscriber);
+          return answer;
         });
-      } else {
-        await this.tx.runStatement((manager) => this.insertWithEvent(manager, subscriber));
       }
-      return subscriber;
+      return await this.tx.runStatement(async (manager) => {
+        await this.insertWithEvent(manager, subscriber);
+        return answer;
+      });
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
@@ -152,7 +155,7 @@ export class SubscribersService {
     }
   }
 
-  changeStatus(tenantId: string, id: string, dto: ChangeStatusDto): Promise<Subscriber> {
+  changeStatus(tenantId: string, id: string, dto: ChangeStatusDto): Promise<SubscriberDto> {
     const suspending = dto.status === SubscriberStatus.Suspended;
     if (suspending && dto.reason === undefined) {
       throw new ApiError(
@@ -175,14 +178,15 @@ export class SubscribersService {
       subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;
       subscriber.updatedAt = new Date();
       await manager.save(Subscriber, subscriber);
+      const answer = SubscriberDto.from(subscriber);
       await this.events.append(manager, {
         tenantId,
         type: 'subscriber.status_changed',
         subjectId: subscriber.id,
-        object: SubscriberDto.from(subscriber),
+        object: answer,
         details: { from, to: dto.status, reason: dto.reason ?? null },
       });
-      return subscriber;
+      return answer;
     });
   }
 

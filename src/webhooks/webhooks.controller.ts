@@ -41,18 +41,18 @@ export class WebhooksController {
   @Post()
   @HttpCode(201)
   @RequireScopes('webhooks:write')
-  @SkipIdempotency() // the answer holds the signing secret, which is never stored twice
   @ApiOperation({
     summary: 'Register a callback endpoint',
     description:
       'The `whsec_` secret is in this response only. Deliveries are signed per Standard Webhooks ' +
-      '(webhook-id, webhook-timestamp, webhook-signature). https only; private addresses are refused.',
+      '(webhook-id, webhook-timestamp, webhook-signature). https only; private addresses are refused. ' +
+      'A retry with the same idempotency key answers the same subscription with `secret: null` (the secret is ' +
+      'never stored with the key); rotate-secret issues a new one.',
   })
   @ApiEnvelope(WebhookWithSecretDto, { status: 201 })
-  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS)
-  async create(@Auth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
-    const webhook = await this.webhooks.create(auth.tenantId, dto);
-    return { ...WebhookDto.from(webhook), secret: webhook.secret };
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
+  create(@Auth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
+    return this.webhooks.create(auth.tenantId, dto);
   }
 
   @Get(':id')
@@ -94,8 +94,7 @@ export class WebhooksController {
   @ApiEnvelope(WebhookWithSecretDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async rotateSecret(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookWithSecretDto> {
-    const webhook = await this.webhooks.rotateSecret(auth.tenantId, id);
-    return { ...WebhookDto.from(webhook), secret: webhook.secret };
+    return WebhookWithSecretDto.from(await this.webhooks.rotateSecret(auth.tenantId, id));
   }
 
   @Post(':id/test')
@@ -105,8 +104,7 @@ export class WebhooksController {
   @ApiEnvelope(WebhookTestDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async test(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookTestDto> {
-    const { eventId, deliveryId } = await this.webhooks.sendTest(auth.tenantId, id);
-    return { event_id: eventId, delivery_id: deliveryId };
+    return this.webhooks.sendTest(auth.tenantId, id);
   }
 
   @Get(':id/deliveries')
@@ -136,12 +134,6 @@ export class WebhookDeliveriesController {
   @ApiEnvelope(RedeliveryDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async redeliver(@Auth() auth: AuthContext, @Param('id') id: string): Promise<RedeliveryDto> {
-    const delivery = await this.webhooks.redeliver(auth.tenantId, id);
-    return {
-      id: delivery.id,
-      webhook_id: delivery.webhookId,
-      event_id: delivery.eventId,
-      status: delivery.status,
-    };
+    return this.webhooks.redeliver(auth.tenantId, id);
   }
 }

@@ -10,7 +10,14 @@ import { afterCommit, TransactionRunner } from '../database/transaction-runner';
 import { EventRecord } from '../events/event.entity';
 import { EventsService } from '../events/events.service';
 import { assertPublicHost, ForbiddenAddressError, hostOf } from './callback-address';
-import { CreateWebhookDto, UpdateWebhookDto, WebhookDto } from './dto/webhook.dto';
+import {
+  CreateWebhookDto,
+  RedeliveryDto,
+  UpdateWebhookDto,
+  WebhookDto,
+  WebhookTestDto,
+  WebhookWithSecretDto,
+} from './dto/webhook.dto';
 import { generateWebhookSecret } from './signing';
 import { WebhookWorker } from './webhook-worker';
 import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
@@ -33,7 +40,7 @@ export class WebhooksService implements OnModuleInit {
     this.events.onDeliveriesQueued(() => afterCommit(() => this.worker.wake()));
   }
 
-  async create(tenantId: string, dto: CreateWebhookDto): Promise<Webhook> {
+  async create(tenantId: string, dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
     await this.assertCallbackUrl(dto.url);
     return this.tx.run(async (manager) => {
       const now = new Date();
@@ -59,7 +66,7 @@ export class WebhooksService implements OnModuleInit {
         subjectId: webhook.id,
         object: WebhookDto.from(webhook),
       });
-      return webhook;
+      return WebhookWithSecretDto.from(webhook);
     });
   }
 
@@ -124,7 +131,7 @@ export class WebhooksService implements OnModuleInit {
   }
 
   /** Sends a `webhook.test` event to this endpoint alone. */
-  sendTest(tenantId: string, id: string): Promise<{ eventId: string; deliveryId: string }> {
+  sendTest(tenantId: string, id: string): Promise<WebhookTestDto> {
     return this.tx.run(async (manager) => {
       const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       this.assertEnabled(webhook);
@@ -136,12 +143,12 @@ export class WebhooksService implements OnModuleInit {
       const delivery = this.newDelivery(event, webhook.id);
       await manager.insert(WebhookDelivery, delivery);
       afterCommit(() => this.worker.wake());
-      return { eventId: event.id, deliveryId: delivery.id };
+      return { event_id: event.id, delivery_id: delivery.id };
     });
   }
 
   /** Sends the event of a past delivery again, as a new delivery with a fresh attempt count. */
-  redeliver(tenantId: string, deliveryId: string): Promise<WebhookDelivery> {
+  redeliver(tenantId: string, deliveryId: string): Promise<RedeliveryDto> {
     return this.tx.run(async (manager) => {
       const original = await manager.findOneBy(WebhookDelivery, { tenantId, id: deliveryId });
       if (!original) throw ApiError.notFound('webhook delivery', deliveryId);
@@ -152,7 +159,12 @@ export class WebhooksService implements OnModuleInit {
       );
       await manager.insert(WebhookDelivery, delivery);
       afterCommit(() => this.worker.wake());
-      return delivery;
+      return {
+        id: delivery.id,
+        webhook_id: delivery.webhookId,
+        event_id: delivery.eventId,
+        status: delivery.status,
+      };
     });
   }
 

@@ -49,3 +49,17 @@ export function expectError(res: Response, status: number, code: string, field: 
   expect(res.body.error.message.length).toBeGreaterThan(0);
   expectMeta(res);
 }
+
+/**
+ * An idempotent replay of `first`: the same status and body, marked Idempotent-Replayed, carrying its own request id
+ * (in X-Request-ID and meta, which agree) and the first request's in Original-Request-ID.
+ */
+export function expectReplayOf(replay: Response, first: Response): void {
+  expectSuccess(replay, first.status);
+  expect(replay.headers['idempotent-replayed']).toBe('true');
+  expect(replay.headers['original-request-id']).toBe(first.body.meta.request_id);
+  expect(replay.body).toEqual({
+    ...first.body,
+    meta: { ...first.body.meta, request_id: replay.headers['x-request-id'] },
+  });
+}

@@ -33,7 +33,7 @@ export class InvoicesService {
     private readonly ledger: LedgerService,
   ) {}
 
-  create(tenantId: string, dto: CreateInvoiceDto): Promise<Invoice> {
+  create(tenantId: string, dto: CreateInvoiceDto): Promise<InvoiceDto> {
     const lines: InvoiceLine[] = dto.lines.map((line) => ({
       ...line,
       amount: line.quantity * line.unit_amount,
@@ -79,11 +79,11 @@ export class InvoicesService {
         object: InvoiceDto.from(invoice),
       });
       if (!dto.draft) await this.open(manager, invoice);
-      return invoice;
+      return InvoiceDto.from(invoice);
     });
   }
 
-  finalize(tenantId: string, id: string): Promise<Invoice> {
+  finalize(tenantId: string, id: string): Promise<InvoiceDto> {
     return this.tx.run(async (manager) => {
       const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
       if (invoice.status !== InvoiceStatus.Draft) {
@@ -98,11 +98,11 @@ export class InvoicesService {
       invoice.updatedAt = invoice.finalizedAt;
       await manager.save(Invoice, invoice);
       await this.open(manager, invoice);
-      return invoice;
+      return InvoiceDto.from(invoice);
     });
   }
 
-  void(tenantId: string, id: string): Promise<Invoice> {
+  void(tenantId: string, id: string): Promise<InvoiceDto> {
     return this.tx.run(async (manager) => {
       const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
       if (invoice.status === InvoiceStatus.Void) {
@@ -132,7 +132,7 @@ export class InvoicesService {
         subjectId: invoice.id,
         object: InvoiceDto.from(invoice),
       });
-      return invoice;
+      return InvoiceDto.from(invoice);
     });
   }
 

@@ -31,7 +31,7 @@ export class BillingProfilesController {
   @ApiEnvelope(BillingProfileDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
   async create(@Auth() auth: AuthContext, @Body() dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
-    return BillingProfileDto.from(await this.profiles.create(auth.tenantId, dto));
+    return this.profiles.create(auth.tenantId, dto);
   }
 
   @Get()

@@ -25,7 +25,7 @@ export class BillingProfilesService {
     private readonly events: EventsService,
   ) {}
 
-  create(tenantId: string, dto: CreateBillingProfileDto): Promise<BillingProfile> {
+  create(tenantId: string, dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
     return this.tx.run(async (manager) => {
       const now = new Date();
       const profile = manager.create(BillingProfile, {
@@ -46,7 +46,7 @@ export class BillingProfilesService {
         subjectId: profile.id,
         object: BillingProfileDto.from(profile),
       });
-      return profile;
+      return BillingProfileDto.from(profile);
     });
   }
 

@@ -29,11 +29,7 @@ export class AllocatePaymentUseCase {
     private readonly events: EventsService,
   ) {}
 
-  execute(
-    tenantId: string,
-    transactionId: string,
-    dto: AllocateDto,
-  ): Promise<{ transaction: Transaction; allocations: Allocation[] }> {
+  execute(tenantId: string, transactionId: string, dto: AllocateDto): Promise<TransactionDto> {
     const form = this.formOf(dto);
     return this.tx.run(async (manager) => {
       const transaction = await lockForUpdate(manager, Transaction, tenantId, transactionId, 'transaction');
@@ -62,7 +58,7 @@ export class AllocatePaymentUseCase {
         where: { tenantId, transactionId },
         order: { createdAt: 'ASC', id: 'ASC' },
       });
-      return { transaction, allocations };
+      return TransactionDto.from(transaction, allocations);
     });
   }
 

@@ -57,7 +57,7 @@ export class TransactionsController {
     'refund_exceeds_refundable',
   )
   async create(@Auth() auth: AuthContext, @Body() dto: CreateTransactionDto): Promise<TransactionDto> {
-    return TransactionDto.from(await this.transactions.create(auth.tenantId, dto));
+    return this.transactions.create(auth.tenantId, dto);
   }
 
   @Get(':transaction_id')
@@ -96,7 +96,6 @@ export class TransactionsController {
     @Param('transaction_id') id: string,
     @Body() dto: AllocateDto,
   ): Promise<TransactionDto> {
-    const { transaction, allocations } = await this.allocatePayment.execute(auth.tenantId, id, dto);
-    return TransactionDto.from(transaction, allocations);
+    return this.allocatePayment.execute(auth.tenantId, id, dto);
   }
 }

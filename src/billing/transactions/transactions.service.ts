@@ -33,7 +33,7 @@ export class TransactionsService {
     private readonly ledger: LedgerService,
   ) {}
 
-  async create(tenantId: string, dto: CreateTransactionDto): Promise<Transaction> {
+  async create(tenantId: string, dto: CreateTransactionDto): Promise<TransactionDto> {
     const isRefund = dto.kind === TransactionKind.Refund;
     if (isRefund && dto.refund_of === undefined) {
       throw new ApiError(
@@ -84,7 +84,7 @@ export class TransactionsService {
           subjectId: transaction.id,
           object: TransactionDto.from(transaction),
         });
-        return transaction;
+        return TransactionDto.from(transaction);
       });
     } catch (error) {
       if (isUniqueViolation(error, 'uq_transactions_external_id')) {

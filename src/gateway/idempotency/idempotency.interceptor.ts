@@ -3,6 +3,7 @@ import {
   ExecutionContext,
   HttpStatus,
   Injectable,
+  Logger,
   NestInterceptor,
   SetMetadata,
 } from '@nestjs/common';
@@ -16,6 +17,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { type IdempotencyClaim, requestContext } from '../../common/request-context';
 import { IdempotencyKey } from './idempotency-key.entity';
 import { IdempotencyService, type KeyScope, requestFingerprint } from './idempotency.service';
+import { replayFormOf } from './replay-form';
 
 const SKIP_IDEMPOTENCY = 'isp:skip-idempotency';
 
@@ -53,6 +55,8 @@ function idempotencyKeyOf(req: Request): string | null {
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Idempotency');
+
   constructor(
     private readonly store: IdempotencyService,
     private readonly reflector: Reflector,
@@ -72,6 +76,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const scope: KeyScope = { tenantId: ctx.auth.tenantId, tokenId: ctx.auth.tokenId, key };
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
+    const status =
+      this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
     const claim: IdempotencyClaim = {
       claimed: false,
       claim: async (manager) => {
@@ -79,21 +85,27 @@ export class IdempotencyInterceptor implements NestInterceptor {
         if (!(await this.store.claim(manager, scope, fingerprint))) throw new KeyHeldElsewhere();
         claim.claimed = true;
       },
+      complete: async (manager, answer) => {
+        await this.store.complete(manager, scope, status, successEnvelope(replayFormOf(answer)));
+        claim.stored = { answer };
+      },
     };
     ctx.idempotency = claim;
-    const status =
-      this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
     // Claim first: the key is looked up only when the request did not take its effect under it (the claim found the
     // key taken, or the request failed), so a first use costs no extra statement and a replay still gets its answer.
     return next.handle().pipe(
-      mergeMap((payload: unknown) => from(this.storeIfClaimed(scope, status, payload))),
+      mergeMap((payload: unknown) => from(this.ensureStored(req, scope, status, payload))),
       catchError((error: unknown) => {
         if (claim.claimed) throw error;
         return from(this.store.findLive(scope)).pipe(
           mergeMap((row) => {
             if (row) return of(this.answerFromStored(row, fingerprint, context));
             if (error instanceof KeyHeldElsewhere) {
-              throw new ApiError('idempotency_request_in_progress', 'Retry: the key was just released.');
+              throw new ApiError(
+                'idempotency_request_in_progress',
+                'A request with this idempotency key is still being processed; retry shortly.',
+                'X-Idempotency-Key',
+              );
             }
             throw error;
           }),
@@ -102,9 +114,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
     );
   }
 
-  private async storeIfClaimed(scope: KeyScope, status: number, payload: unknown): Promise<unknown> {
-    if (requestContext.get()?.idempotency?.claimed) {
-      await this.store.storeResponse(scope, status, successEnvelope(payload));
+  /**
+   * The answer was stored by the effect's transaction when the handler answers what that transaction returned. A
+   * handler that reshapes the result after its transaction would leave a replay answering something else: store its
+   * real answer after the commit (the old crash window) and say so, so the handler gets fixed.
+   */
+  private async ensureStored(
+    req: Request,
+    scope: KeyScope,
+    status: number,
+    payload: unknown,
+  ): Promise<unknown> {
+    const claim = requestContext.get()?.idempotency;
+    if (claim?.claimed && claim.stored?.answer !== payload) {
+      this.logger.warn({
+        msg: 'idempotent answer stored after the commit',
+        method: req.method,
+        path: req.path,
+      });
+      await this.store.completeAfterCommit(scope, status, successEnvelope(replayFormOf(payload)));
     }
     return payload;
   }
@@ -129,8 +157,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
       );
     }
     const res = context.switchToHttp().getResponse<Response>();
+    const body = row.responseBody as { meta?: { request_id?: string } };
     res.status(row.responseStatus);
     res.setHeader('Idempotent-Replayed', 'true');
-    return new PrebuiltEnvelope(row.responseBody);
+    // The replay is a request of its own: its id in X-Request-ID and meta; the one that did the work beside it.
+    if (body.meta?.request_id) res.setHeader('Original-Request-ID', body.meta.request_id);
+    return new PrebuiltEnvelope({ ...body, meta: { ...body.meta, request_id: requestContext.requestId() } });
   }
 }

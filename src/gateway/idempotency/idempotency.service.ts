@@ -1,11 +1,13 @@
 import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { DataSource, EntityManager, LessThan } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { IdempotencyKey } from './idempotency-key.entity';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 10 * 60 * 1000;
+/** Seeds the key's hash for its advisory lock, so these locks keep apart from any other advisory lock. */
+const ADVISORY_SEED = 7_340_022;
 
 export interface KeyScope {
   tenantId: string;
@@ -29,7 +31,7 @@ export function requestFingerprint(method: string, path: string, body: unknown):
     .digest('hex');
 }
 
-/** The idempotency store: live keys for 24 h, claimed in the caller's transaction, purged when expired. */
+/** The idempotency store: live keys for 24 h, claimed and answered in the caller's transaction, purged when expired. */
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
   private purgeTimer?: NodeJS.Timeout;
@@ -48,46 +50,56 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async findLive(scope: KeyScope): Promise<IdempotencyKey | null> {
-    const row = await this.dataSource.getRepository(IdempotencyKey).findOneBy({ ...scope });
-    return row && row.expiresAt.getTime() > Date.now() ? row : null;
+    return this.dataSource
+      .getRepository(IdempotencyKey)
+      .createQueryBuilder('k')
+      .where('k.tenant_id = :tenantId AND k.token_id = :tokenId AND k.key = :key', scope)
+      .andWhere('k.expires_at > now()')
+      .getOne();
   }
 
   /**
-   * Inserts the key inside the effect's transaction. A concurrent holder of the same key makes Postgres wait on the
-   * primary key until that transaction ends; an expired row is taken over. Returns false when a live row exists.
+   * The first statement of the effect's transaction: inserts the key, or takes over an expired one. The insert is
+   * gated by a transaction-scoped advisory lock on the key, so a request whose key is held by one still running
+   * fails at once (false) instead of waiting on that transaction's uncommitted row while holding a connection.
+   * Returns false when the key is held elsewhere or a live row exists; the caller then reads it to tell which.
    */
   async claim(manager: EntityManager, scope: KeyScope, fingerprint: string): Promise<boolean> {
-    const now = new Date();
     const rows: unknown[] = await manager.query(
       `INSERT INTO idempotency_keys (tenant_id, token_id, key, fingerprint, response_status, response_body, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, NULL, NULL, $5, $6)
+       SELECT $1, $2, $3, $4, NULL, NULL, now(), now() + make_interval(secs => $5)
+       WHERE pg_try_advisory_xact_lock(hashtextextended($1 || ':' || $2 || ':' || $3, ${ADVISORY_SEED}))
        ON CONFLICT (tenant_id, token_id, key) DO UPDATE
          SET fingerprint = EXCLUDED.fingerprint, response_status = NULL, response_body = NULL,
              created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-         WHERE idempotency_keys.expires_at <= $5
+         WHERE idempotency_keys.expires_at <= now()
        RETURNING key`,
-      [
-        scope.tenantId,
-        scope.tokenId,
-        scope.key,
-        fingerprint,
-        now,
-        new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-      ],
+      [scope.tenantId, scope.tokenId, scope.key, fingerprint, IDEMPOTENCY_TTL_MS / 1000],
     );
     return rows.length === 1;
   }
 
-  async storeResponse(scope: KeyScope, status: number, body: object): Promise<void> {
-    await this.dataSource
-      .getRepository(IdempotencyKey)
-      .update({ ...scope }, { responseStatus: status, responseBody: body });
+  /** The last statement of the effect's transaction: the answer a replay will give. */
+  async complete(manager: EntityManager, scope: KeyScope, status: number, body: object): Promise<void> {
+    await manager.query(
+      `UPDATE idempotency_keys SET response_status = $4, response_body = $5
+       WHERE tenant_id = $1 AND token_id = $2 AND key = $3`,
+      [scope.tenantId, scope.tokenId, scope.key, status, JSON.stringify(body)],
+    );
+  }
+
+  /** For an answer the handler reshaped after its transaction: stored on its own, after the commit. */
+  async completeAfterCommit(scope: KeyScope, status: number, body: object): Promise<void> {
+    await this.complete(this.dataSource.manager, scope, status, body);
   }
 
   async purgeExpired(): Promise<number> {
     const result = await this.dataSource
       .getRepository(IdempotencyKey)
-      .delete({ expiresAt: LessThan(new Date()) });
+      .createQueryBuilder()
+      .delete()
+      .where('expires_at <= now()')
+      .execute();
     return result.affected ?? 0;
   }
 }

@@ -27,7 +27,7 @@ export class TenantsController {
     'duplicate_tenant',
   )
   async create(@Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
-    return TenantResponseDto.from(await this.tenants.create(dto.slug, dto.name));
+    return this.tenants.create(dto.slug, dto.name);
   }
 
   @Get()

@@ -21,9 +21,11 @@ export class TenantsService {
     private readonly events: EventsService,
   ) {}
 
-  async create(slug: string, name: string): Promise<Tenant> {
+  async create(slug: string, name: string): Promise<TenantResponseDto> {
     try {
-      return await this.tx.run((manager) => this.insert(manager, slug, name));
+      return await this.tx.run(async (manager) =>
+        TenantResponseDto.from(await this.insert(manager, slug, name)),
+      );
     } catch (error) {
       if (isUniqueViolation(error, 'uq_tenants_slug')) {
         throw new ApiError('duplicate_tenant', `A tenant with slug ${slug} already exists.`, 'slug');
@@ -37,7 +39,7 @@ export class TenantsService {
     const existing = await this.findByIdOrSlug(slug);
     if (existing) return existing;
     try {
-      return await this.create(slug, name);
+      return await this.tx.run((manager) => this.insert(manager, slug, name));
     } catch (error) {
       const raced = await this.findByIdOrSlug(slug);
       if (raced) return raced;

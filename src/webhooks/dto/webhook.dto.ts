@@ -112,9 +112,20 @@ export class WebhookDto {
 export class WebhookWithSecretDto extends WebhookDto {
   @ApiProperty({
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-    description: 'Shown in this response only.',
+    nullable: true,
+    type: String,
+    description:
+      'Shown in this response only. An idempotent replay of a registration answers null here (the secret is ' +
+      'never stored with the key): call rotate-secret for a new one.',
   })
-  secret: string;
+  secret: string | null;
+
+  static override from(webhook: Webhook): WebhookWithSecretDto {
+    const answer: WebhookWithSecretDto = { ...WebhookDto.from(webhook), secret: webhook.secret };
+    // Not enumerable, so never serialised: the form an idempotency key stores and replays (RedactedOnReplay).
+    Object.defineProperty(answer, 'replayForm', { value: () => ({ ...answer, secret: null }) });
+    return answer;
+  }
 }
 
 export class WebhookTestDto {
