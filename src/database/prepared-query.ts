@@ -20,6 +20,10 @@ export async function detectSharedSession(dataSource: DataSource): Promise<void>
 export interface PreparedStatement {
   /** Unique per text: a connection keeps each name's plan for as long as it lives. */
   name: string;
+  /**
+   * Names every column it reads or returns, never `SELECT *` or `RETURNING *`: a kept plan whose result gains a
+   * column (a migration of a rolling deploy) fails with `cached plan must not change result type`.
+   */
   text: string;
 }
 

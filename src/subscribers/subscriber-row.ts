@@ -20,9 +20,14 @@ export interface SubscriberRow {
   updated_at: Date;
 }
 
+/** The columns SubscriberRow reads, named: a prepared `SELECT *` fails once a migration adds a column. */
+export const SUBSCRIBER_COLUMNS =
+  'tenant_id, id, external_id, full_name, email, email_normalized, phone, status, suspension_reason, ' +
+  'billing_profile_id, address, metadata, created_at, updated_at';
+
 export const SUBSCRIBER_BY_ID: PreparedStatement = {
   name: 'subscriber_by_id',
-  text: 'SELECT * FROM subscribers WHERE tenant_id = $1 AND id = $2',
+  text: `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE tenant_id = $1 AND id = $2`,
 };
 
 export function subscriberFromRow(row: SubscriberRow): Subscriber {
