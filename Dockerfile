@@ -13,14 +13,18 @@ RUN npm run build
 # --- runtime: production dependencies and dist/ only, run as the unprivileged `node` user ---
 FROM node:20-bookworm-slim AS runtime
 WORKDIR /app
+# EMBEDDED_DATABASE=false: without DATABASE_URL the container stops at boot and says so, rather than running
+# production on the embedded database (one process, a trial database). `-e EMBEDDED_DATABASE=true` for a trial.
 ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data \
+    EMBEDDED_DATABASE=false \
     SCARF_ANALYTICS=false
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# Without DATABASE_URL the embedded database lives in /data; give it to `node` before the volume is declared.
+# With EMBEDDED_DATABASE=true the embedded database lives in /data (and its first admin token is written to
+# /data/admin-token, not to the log); give it to `node` before the volume is declared.
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

@@ -1,16 +1,22 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Server } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
 import { createLogger, PinoNestLogger } from './common/logging/logger';
+import { StartupError } from './common/startup-error';
 import type { AppConfig } from './config/app-config';
+import { probeDatabase } from './database/database-probe';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
+import { BootstrapService } from './gateway/bootstrap.service';
 import { setupSwagger } from './swagger';
 
 export interface RunningApp {
   app: INestApplication;
+  /** The embedded database this app started; null on DATABASE_URL. */
+  embedded: EmbeddedPostgres | null;
   /** Closes the app, then the embedded database if this app started one. */
   close(): Promise<void>;
 }
@@ -18,16 +24,23 @@ export interface RunningApp {
 /** Builds the whole application, the same way for the server, the tests and the OpenAPI generator. */
 export async function createApp(
   config: AppConfig,
-  options: { logDestination?: DestinationStream } = {},
+  options: {
+    logDestination?: DestinationStream;
+    /** Listen on this port before BootstrapService runs: a server that cannot bind issues no token. */
+    port?: number;
+  } = {},
 ): Promise<RunningApp> {
+  if (config.databaseUrl) await probeDatabase(config.databaseUrl);
   const embedded: EmbeddedPostgres | null = config.databaseUrl
     ? null
     : await startEmbeddedPostgres(config.dataDir);
   const logger = createLogger(config.logLevel, options.logDestination);
+  let app: NestExpressApplication | null = null;
   try {
-    const app = await NestFactory.create<NestExpressApplication>(
+    app = await NestFactory.create<NestExpressApplication>(
       AppModule.forRoot(config, embedded?.url ?? config.databaseUrl!, embedded ? 1 : config.databasePoolMax),
-      { bodyParser: false, logger: new PinoNestLogger(logger) },
+      // abortOnError false: a failure reaches the caller (main.ts says it plainly) instead of process.exit inside Nest.
+      { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false },
     );
     app.set('trust proxy', config.trustProxy);
     app.disable('x-powered-by');
@@ -36,15 +49,40 @@ export async function createApp(
     app.use(requestIdMiddleware, requestLogMiddleware(logger));
     setupSwagger(app);
     await app.init();
+    if (options.port !== undefined) await listen(app.getHttpServer(), options.port);
+    await app.get(BootstrapService).run();
+    const running = app;
     return {
-      app,
+      app: running,
+      embedded,
       async close() {
-        await app.close();
+        await running.close();
         await embedded?.stop();
       },
     };
   } catch (error) {
+    await app?.close().catch(() => undefined);
     await embedded?.stop();
     throw error;
   }
+}
+
+/** Binds the HTTP port; one taken by another process is a plain StartupError. */
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') {
+        reject(new StartupError(`port ${port} is already in use; set PORT or stop the other process`));
+      } else if (error.code === 'EACCES') {
+        reject(
+          new StartupError(`port ${port} needs privileges this process does not have; set PORT above 1023`),
+        );
+      } else reject(error);
+    };
+    server.once('error', failed);
+    server.listen(port, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
 }

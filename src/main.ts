@@ -1,11 +1,14 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { createApp } from './app.factory';
+import { StartupError } from './common/startup-error';
 import { ConfigError, loadConfig } from './config/app-config';
-import { DataDirInUseError } from './database/embedded-postgres';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const { app, close } = await createApp(config);
+  // Binds the port before the bootstrap token step, so a port in use fails before any token is issued.
+  const { app, embedded, close } = await createApp(config, { port: config.port });
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -18,14 +21,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  await app.listen(config.port);
-  const url = (await app.getUrl()).replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');
+  const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+  const url = `http://localhost:${port}`;
   const database = config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite in ${config.dataDir}`;
+  if (embedded) process.stdout.write(`${embedded.durability}\n`);
   process.stdout.write(`ISP API listening on ${url} (database: ${database})\nAPI docs: ${url}/docs\n`);
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirInUseError) {
+  // Expected failures (bad configuration, port taken, database unreachable, data folder in use): one plain line.
+  if (error instanceof ConfigError || error instanceof StartupError) {
     process.stderr.write(`${error.message}\n`);
   } else {
     process.stderr.write(

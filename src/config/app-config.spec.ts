@@ -31,6 +31,7 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', 'maybe'],
     ['WEBHOOK_RETRY_DELAYS_S', '5,,10'],
     ['DATABASE_POOL_MAX', '0'],
+    ['EMBEDDED_DATABASE', 'maybe'],
   ])('should stop on %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -110,5 +111,18 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
       expect(() => loadConfig({ TRUST_PROXY: value })).toThrow('TRUST_PROXY');
     });
+  });
+
+  it('should refuse to start without DATABASE_URL when EMBEDDED_DATABASE is false, saying what to set', () => {
+    const refuse = () => loadConfig({ EMBEDDED_DATABASE: 'false' });
+    expect(refuse).toThrow(ConfigError);
+    expect(refuse).toThrow(/DATABASE_URL is required.*EMBEDDED_DATABASE=true/);
+  });
+
+  it('should run the embedded database without DATABASE_URL unless told not to', () => {
+    expect(loadConfig({}).databaseUrl).toBeNull();
+    expect(loadConfig({ EMBEDDED_DATABASE: 'true' }).databaseUrl).toBeNull();
+    const withServer = loadConfig({ EMBEDDED_DATABASE: 'false', DATABASE_URL: 'postgres://u@db:5432/isp' });
+    expect(withServer.databaseUrl).toBe('postgres://u@db:5432/isp');
   });
 });

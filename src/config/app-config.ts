@@ -102,6 +102,24 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
+/**
+ * DATABASE_URL, or null for the embedded database, which EMBEDDED_DATABASE=false (the Docker image) refuses: a
+ * container left without DATABASE_URL would otherwise run production on a single-process trial database.
+ */
+function databaseUrl(env: Env): string | null {
+  const embeddedAllowed = boolean(env, 'EMBEDDED_DATABASE', true);
+  const value = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  if (value === null && !embeddedAllowed) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      'is required: EMBEDDED_DATABASE=false (the Docker image sets it) refuses the embedded database, a ' +
+        'single-process PGlite meant for trials. Set DATABASE_URL=postgres://user:password@host:5432/db, or ' +
+        'EMBEDDED_DATABASE=true (with a volume on DATA_DIR) for a trial.',
+    );
+  }
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const bootstrapToken = env.API_BOOTSTRAP_TOKEN?.trim() || null;
   if (bootstrapToken !== null && bootstrapToken.length < 32) {
@@ -113,7 +131,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl: databaseUrl(env),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 500),
     dataDir: resolve(env.DATA_DIR?.trim() || './data'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),

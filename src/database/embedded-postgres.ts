@@ -1,20 +1,70 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock, releaseLock } from './data-dir-lock';
+import { DURABLE_START_PARAMS, enableFsync, fsyncPath, fsyncTree } from './embedded-durability';
 
 export { DataDirInUseError } from './data-dir-lock';
 
 export interface EmbeddedPostgres {
+  /** A `pg` URL whose host is the folder of the database's Unix socket. */
   url: string;
+  /** One line for the boot log: what a crash can cost on this database. */
+  durability: string;
   stop(): Promise<void>;
 }
 
+/** Only names the socket file (`.s.PGSQL.5432`, where `pg` looks for it); no TCP port is opened. */
+const SOCKET_PORT = 5432;
+const SOCKET_FILE = `.s.PGSQL.${SOCKET_PORT}`;
+/** A Unix socket path holds 107 bytes on Linux and 103 on macOS. */
+const MAX_SOCKET_PATH = 103;
+
 /**
- * Starts PGlite (Postgres compiled to WASM) on `dataDir`, or in memory when dataDir is null, and serves it on a
- * loopback port so TypeORM reaches it through `pg` like any server. The socket server queues queries from its
- * connections and runs one transaction at a time, which gives serialisable behaviour for the concurrency tests.
+ * The folder of the socket: DATA_DIR/socket, else (in memory, or a DATA_DIR too deep for a socket path) a fresh
+ * temporary folder. Mode 0700 either way, so no other local user reaches the socket.
+ */
+function socketFolder(dataDir: string | null): { dir: string; temporary: boolean } {
+  const dir = dataDir ? join(dataDir, 'socket') : null;
+  if (!dir || Buffer.byteLength(join(dir, SOCKET_FILE)) > MAX_SOCKET_PATH) {
+    return { dir: mkdtempSync(join(tmpdir(), 'isp-api-db-')), temporary: true }; // mkdtemp makes it 0700
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  rmSync(join(dir, SOCKET_FILE), { force: true }); // left by a process that died: we hold the data folder's lock
+  return { dir, temporary: false };
+}
+
+async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durability: string }> {
+  if (!dataDir)
+    return { db: await PGlite.create(), durability: 'Embedded database in memory: nothing is kept.' };
+  const pgdata = join(dataDir, 'pgdata');
+  const db = await PGlite.create({ dataDir: pgdata, startParams: DURABLE_START_PARAMS });
+  if (!enableFsync(db)) {
+    return {
+      db,
+      durability:
+        `Embedded database in ${dataDir}: PGlite cannot fsync here, so commits survive a crash of this process ` +
+        'but a host crash or power cut can lose the last seconds of them; use DATABASE_URL in production.',
+    };
+  }
+  fsyncTree(pgdata);
+  fsyncPath(dataDir);
+  return {
+    db,
+    durability:
+      `Embedded database in ${dataDir}: every commit is fsynced before it is acknowledged (it survives a host ` +
+      'crash); one process only, for trials and small installs: use DATABASE_URL in production.',
+  };
+}
+
+/**
+ * Starts PGlite (Postgres compiled to WASM) on `dataDir`, or in memory when dataDir is null, and serves it on a Unix
+ * socket only this user can open, so TypeORM reaches it through `pg` like any server and no other local process
+ * does (PGlite checks no password). The socket server queues queries from its connections and runs one transaction
+ * at a time, which gives serialisable behaviour for the concurrency tests.
  */
 export async function startEmbeddedPostgres(dataDir: string | null): Promise<EmbeddedPostgres> {
   let lockPath: string | null = null;
@@ -22,24 +72,38 @@ export async function startEmbeddedPostgres(dataDir: string | null): Promise<Emb
     mkdirSync(dataDir, { recursive: true });
     lockPath = acquireLock(dataDir);
   }
+  let socket: { dir: string; temporary: boolean } | null = null;
+  const cleanUp = () => {
+    if (socket?.temporary) rmSync(socket.dir, { recursive: true, force: true });
+    releaseLock(dataDir, lockPath);
+  };
   try {
-    const db = await PGlite.create(dataDir ? join(dataDir, 'pgdata') : undefined);
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 100 });
-    await server.start();
-    const port = Number(server.getServerConn().split(':').pop());
+    socket = socketFolder(dataDir);
+    const { db, durability } = await openDatabase(dataDir);
+    const socketPath = join(socket.dir, SOCKET_FILE);
+    const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 100 });
+    try {
+      await server.start();
+      chmodSync(socketPath, 0o600);
+    } catch (error) {
+      await server.stop();
+      await db.close();
+      throw error;
+    }
     let stopped = false;
     return {
-      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      url: `postgres://postgres@${encodeURIComponent(socket.dir)}:${SOCKET_PORT}/postgres`,
+      durability,
       async stop() {
         if (stopped) return;
         stopped = true;
         await server.stop();
         await db.close();
-        releaseLock(dataDir, lockPath);
+        cleanUp();
       },
     };
   } catch (error) {
-    releaseLock(dataDir, lockPath);
+    cleanUp();
     throw error;
   }
 }

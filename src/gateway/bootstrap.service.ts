@@ -1,11 +1,20 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { StartupError } from '../common/startup-error';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { DEFAULT_TENANT_SLUG, TenantsService } from './tenants/tenants.service';
 import { TokensService } from './tokens/tokens.service';
 
-/** Makes sure there is a way in: the API_BOOTSTRAP_TOKEN, or on a fresh embedded database a first admin token. */
+/** Where the first admin token goes when stdout is not a terminal (a container log is kept and shipped). */
+export const ADMIN_TOKEN_FILE = 'admin-token';
+
+/**
+ * Makes sure there is a way in: the API_BOOTSTRAP_TOKEN, or on a fresh embedded database a first admin token.
+ * Run by createApp once the HTTP port is bound, so a server that cannot start issues nothing.
+ */
 @Injectable()
-export class BootstrapService implements OnApplicationBootstrap {
+export class BootstrapService {
   private readonly logger = new Logger('Bootstrap');
 
   constructor(
@@ -14,7 +23,7 @@ export class BootstrapService implements OnApplicationBootstrap {
     private readonly tokens: TokensService,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  async run(): Promise<void> {
     if (this.config.bootstrapToken) {
       await this.ensureBootstrapToken(this.config.bootstrapToken);
     } else if (this.config.databaseUrl === null && (await this.tokens.countAll()) === 0) {
@@ -48,17 +57,47 @@ export class BootstrapService implements OnApplicationBootstrap {
   }
 
   private async issueFirstAdminToken(): Promise<void> {
-    const tenant = await this.tenants.ensure(DEFAULT_TENANT_SLUG, 'Default tenant');
-    const { secret } = await this.tokens.issue({
-      tenant,
-      name: 'first admin token',
-      scopes: ['platform:admin'],
-      expiresAt: null,
-    });
-    // Printed once, straight to the terminal and never to the log: it is the only copy of the secret.
-    process.stdout.write(
-      `\nA fresh database: an admin token was issued for tenant "default". It is shown once; store it now:\n\n` +
-        `    ${secret}\n\n`,
-    );
+    // The file is made before the token, so a file in the way stops the boot with nothing issued.
+    const file = process.stdout.isTTY ? null : this.createTokenFile();
+    try {
+      const tenant = await this.tenants.ensure(DEFAULT_TENANT_SLUG, 'Default tenant');
+      const { secret } = await this.tokens.issue({
+        tenant,
+        name: 'first admin token',
+        scopes: ['platform:admin'],
+        expiresAt: null,
+      });
+      if (file) {
+        writeSync(file.fd, `${secret}\n`);
+        this.logger.log(
+          `A fresh database: the first admin token (tenant "default") is in ${file.path}, readable by this user ` +
+            'only. Store it elsewhere, then delete the file.',
+        );
+      } else {
+        // Straight to the terminal and never to the log: it is the only copy of the secret.
+        process.stdout.write(
+          `\nA fresh database: an admin token was issued for tenant "default". It is shown once; store it now:\n\n` +
+            `    ${secret}\n\n`,
+        );
+      }
+    } catch (error) {
+      if (file) rmSync(file.path, { force: true });
+      throw error;
+    } finally {
+      if (file) closeSync(file.fd);
+    }
+  }
+
+  private createTokenFile(): { fd: number; path: string } {
+    const path = join(this.config.dataDir, ADMIN_TOKEN_FILE);
+    try {
+      return { fd: openSync(path, 'wx', 0o600), path };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      throw new StartupError(
+        `${path} exists, but the database holds no token: it is from an earlier database. ` +
+          'Delete or move it, then start again to have a new first admin token written there.',
+      );
+    }
   }
 }

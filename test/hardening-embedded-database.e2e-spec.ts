@@ -1,0 +1,177 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+
+const ROOT = resolve(__dirname, '..');
+const TIMEOUT_MS = 120_000;
+const NOBODY = 65534;
+
+interface Host {
+  child: ChildProcess;
+  url: string;
+  send(message: object): Promise<{ type: string; walFsyncs?: number; message?: string }>;
+  stop(): Promise<void>;
+}
+
+/** test/support/embedded-host.ts in its own process: on `dataDir`, or in memory when null. */
+function startHost(dataDir: string | null): Promise<Host> {
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'test/support/embedded-host.ts')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, EMBEDDED_DIR: dataDir ?? '' },
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const next = () => new Promise<{ type: string; url?: string }>((done) => child.once('message', done));
+  return new Promise((done, fail) => {
+    child.once('exit', (code) => fail(new Error(`embedded host ended (${code}): ${stderr}`)));
+    void next().then((ready) =>
+      done({
+        child,
+        url: ready.url!,
+        send: (message) => {
+          const reply = next();
+          child.send(message);
+          return reply;
+        },
+        stop: () =>
+          new Promise<void>((stopped) => {
+            child.removeAllListeners('exit');
+            child.once('exit', () => stopped());
+            child.kill('SIGTERM');
+          }),
+      }),
+    );
+  });
+}
+
+/** Connects to `url` and runs `SELECT 1` as another local user (nobody): what any other process could do. */
+function connectAsAnotherUser(url: string): Promise<string> {
+  const script = `
+    const { Client } = require(${JSON.stringify(require.resolve('pg'))});
+    const client = new Client({ connectionString: process.env.DB_URL, connectionTimeoutMillis: 5000 });
+    client.connect().then(() => client.query('SELECT 1')).then(
+      () => { process.stdout.write('connected'); return client.end(); },
+      (error) => process.stdout.write('refused: ' + (error.code || error.message)),
+    );`;
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['-e', script], {
+      cwd: '/',
+      uid: NOBODY,
+      gid: NOBODY,
+      env: { DB_URL: url },
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', fail);
+    child.on('close', () => done(out));
+  });
+}
+
+async function connectAsTheApp(url: string): Promise<string> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ answer: number }>('SELECT 1 AS answer')).rows[0].answer === 1
+      ? 'connected'
+      : '?';
+  } finally {
+    await client.end();
+  }
+}
+
+/** TCP ports a process listens on, from its socket inodes and /proc/net/tcp{,6}. */
+function listeningTcpPorts(pid: number): number[] {
+  const inodes = new Set(
+    readdirSync(`/proc/${pid}/fd`)
+      .map((fd) => {
+        try {
+          return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        } catch {
+          return undefined;
+        }
+      })
+      .filter((inode): inode is string => inode !== undefined),
+  );
+  return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((table) =>
+    readFileSync(table, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((cols) => cols[3] === '0A' && inodes.has(cols[9])) // 0A: LISTEN
+      .map((cols) => parseInt(cols[1].split(':')[1], 16)),
+  );
+}
+
+describe('Embedded database', () => {
+  const dirs: string[] = [];
+  const hosts: Host[] = [];
+
+  function freshDataDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'isp-api-embedded-'));
+    dirs.push(dir);
+    return dir;
+  }
+
+  async function host(dataDir: string | null): Promise<Host> {
+    const started = await startHost(dataDir);
+    hosts.push(started);
+    return started;
+  }
+
+  afterEach(async () => {
+    for (const started of hosts.splice(0)) await started.stop();
+  }, TIMEOUT_MS);
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe.each([
+    ['in DATA_DIR', true],
+    ['in memory', false],
+  ])('served %s', (_where, onDisk) => {
+    it(
+      'should refuse a client of another local user, and let the app in',
+      async () => {
+        const db = await host(onDisk ? freshDataDir() : null);
+        expect(await connectAsAnotherUser(db.url)).toBe('refused: EACCES');
+        expect(await connectAsTheApp(db.url)).toBe('connected');
+      },
+      TIMEOUT_MS,
+    );
+
+    it(
+      'should listen on no TCP port, only on a socket file of mode 0600 in a folder of mode 0700',
+      async () => {
+        const db = await host(onDisk ? freshDataDir() : null);
+        expect(listeningTcpPorts(db.child.pid!)).toEqual([]);
+
+        const url = new URL(db.url);
+        const folder = decodeURIComponent(url.hostname);
+        const socket = join(folder, `.s.PGSQL.${url.port}`);
+        expect(statSync(folder).mode & 0o777).toBe(0o700);
+        expect(statSync(socket).isSocket()).toBe(true);
+        expect(statSync(socket).mode & 0o777).toBe(0o600);
+      },
+      TIMEOUT_MS,
+    );
+  });
+
+  it(
+    'should fsync the write-ahead log before it acknowledges a commit in DATA_DIR',
+    async () => {
+      const db = await host(freshDataDir());
+      const committed = await db.send({ type: 'commit' });
+      expect(committed).toMatchObject({ type: 'committed' });
+      expect(committed.walFsyncs).toBeGreaterThanOrEqual(1);
+    },
+    TIMEOUT_MS,
+  );
+});

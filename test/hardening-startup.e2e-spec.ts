@@ -1,0 +1,130 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { expectSuccess } from './support/envelope';
+import { bearer } from './support/factories';
+import { runServer, type ServerRun } from './support/startup-process';
+
+// Each run compiles the app with ts-node and may open PGlite: several seconds apiece.
+const TIMEOUT_MS = 120_000;
+const TOKEN = /isk_[A-Za-z0-9_-]{20,}/;
+
+function listenAnywhere(): Promise<Server> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.listen(0, () => done(server));
+  });
+}
+
+function ended(run: ServerRun): Extract<ServerRun, { listening: false }> {
+  if (run.listening) throw new Error(`the server started at ${run.url}; it should have stopped`);
+  return run;
+}
+
+describe('Start-up', () => {
+  const dirs: string[] = [];
+  const running: ServerRun[] = [];
+
+  function freshDataDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'isp-api-startup-'));
+    dirs.push(dir);
+    return dir;
+  }
+
+  async function run(vars: Record<string, string>): Promise<ServerRun> {
+    const started = await runServer(vars);
+    running.push(started);
+    return started;
+  }
+
+  afterEach(async () => {
+    for (const started of running.splice(0)) if (started.listening) await started.stop();
+  }, TIMEOUT_MS);
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'should say in one line that the port is in use, and issue no admin token before it stops',
+    async () => {
+      const other = await listenAnywhere();
+      const port = (other.address() as { port: number }).port;
+      const dataDir = freshDataDir();
+      try {
+        const failed = ended(await run({ PORT: String(port), DATA_DIR: dataDir }));
+        expect(failed.code).toBe(1);
+        expect(failed.stderr).toBe(`port ${port} is already in use; set PORT or stop the other process\n`);
+        expect(failed.stdout).not.toMatch(TOKEN);
+        expect(existsSync(join(dataDir, 'admin-token'))).toBe(false);
+      } finally {
+        other.close();
+      }
+
+      // The database was left without a token: the next start on a free port issues the first one.
+      const next = await run({ PORT: '0', DATA_DIR: dataDir });
+      expect(next.listening).toBe(true);
+      expect(readFileSync(join(dataDir, 'admin-token'), 'utf8')).toMatch(TOKEN);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'should name the address of an unreachable DATABASE_URL and what to check, in one line without a stack',
+    async () => {
+      const failed = ended(await run({ PORT: '0', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }));
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/^[^\n]*127\.0\.0\.1:1\b[^\n]*check[^\n]*\n$/);
+      expect(failed.stderr).not.toMatch(/\n\s+at /);
+      expect(failed.stdout).toBe('');
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'should refuse to start without DATABASE_URL when EMBEDDED_DATABASE is false, saying what to set',
+    async () => {
+      const dataDir = freshDataDir();
+      const failed = ended(await run({ PORT: '0', DATA_DIR: dataDir, EMBEDDED_DATABASE: 'false' }));
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(
+        /^Invalid configuration: DATABASE_URL is required[^\n]*EMBEDDED_DATABASE=true[^\n]*\n$/,
+      );
+      expect(existsSync(join(dataDir, 'pgdata'))).toBe(false);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'should write the first admin token to DATA_DIR/admin-token (mode 0600) and not to its output, without a terminal',
+    async () => {
+      const dataDir = freshDataDir();
+      const tokenFile = join(dataDir, 'admin-token');
+      const first = await run({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+      if (!first.listening) throw new Error(`the server did not start: ${first.stderr}`);
+
+      expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      const token = readFileSync(tokenFile, 'utf8').trim();
+      expect(token).toMatch(TOKEN);
+      // The log (asynchronous) says where the token is.
+      for (let waited = 0; !first.output().stdout.includes(tokenFile) && waited < 5000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const { stdout, stderr } = first.output();
+      expect(stdout).toContain(tokenFile);
+      expect(stdout + stderr).not.toContain(token);
+      expectSuccess(await request(first.url).get('/api/v1/me').set(bearer(token)));
+      // The durability of the embedded database is stated at boot, in one line.
+      expect(stdout).toMatch(
+        /^Embedded database in .*: every commit is fsynced before it is acknowledged.*$/m,
+      );
+
+      await first.stop();
+      const again = await run({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+      expect(again.listening).toBe(true);
+      expect(readFileSync(tokenFile, 'utf8').trim()).toBe(token);
+    },
+    TIMEOUT_MS,
+  );
+});
