@@ -7,6 +7,7 @@ import { newId } from '../common/ids';
 import { PinoNestLogger } from '../common/logging/logger';
 import { requestContext } from '../common/request-context';
 import { type AppConfig, ConfigError, loadConfig } from '../config/app-config';
+import { probeDatabase } from '../database/database-probe';
 import {
   DataDirInUseError,
   type EmbeddedPostgres,
@@ -34,7 +35,10 @@ function stderrLogger(config: AppConfig): PinoNestLogger {
 }
 
 async function openDatabase(config: AppConfig): Promise<{ url: string; embedded: EmbeddedPostgres | null }> {
-  if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
+  if (config.databaseUrl) {
+    await probeDatabase(config.databaseUrl); // unreachable or refusing: one line naming host:port
+    return { url: config.databaseUrl, embedded: null };
+  }
   try {
     const embedded = await startEmbeddedPostgres(config.dataDir);
     return { url: embedded.url, embedded };
