@@ -22,7 +22,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(databaseUrl, poolMax),
+        DatabaseModule.forRoot(databaseUrl, poolMax, config.databaseTimeouts),
         GatewayModule,
         EventsModule,
         BillingProfilesModule,

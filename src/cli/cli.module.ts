@@ -16,7 +16,11 @@ export class CliModule {
   static forRoot(config: AppConfig, databaseUrl: string, poolMax: number): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(databaseUrl, poolMax), EventsModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(databaseUrl, poolMax, config.databaseTimeouts),
+        EventsModule,
+      ],
       providers: [TenantsService, TokensService],
     };
   }

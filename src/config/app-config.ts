@@ -10,6 +10,7 @@ export interface AppConfig {
   databaseUrl: string | null;
   /** Connections in the pool; always 1 on the embedded database. */
   databasePoolMax: number;
+  databaseTimeouts: DatabaseTimeouts;
   dataDir: string;
   redisUrl: string | null;
   bootstrapToken: string | null;
@@ -21,6 +22,16 @@ export interface AppConfig {
   /** How long an authenticated token is remembered in-process; revocation reaches other instances within it. */
   tokenCacheTtlMs: number;
   webhooks: WebhookConfig;
+}
+
+/** Bounds on waiting for the database: a stuck statement or transaction answers 503 instead of hanging requests. */
+export interface DatabaseTimeouts {
+  /** statement_timeout: a statement running longer is cancelled (PGlite, the embedded database, ignores it). */
+  statementMs: number;
+  /** idle_in_transaction_session_timeout: a session idle inside a transaction this long is ended (not on PGlite). */
+  idleInTransactionMs: number;
+  /** How long a request waits for a pooled connection; then it answers 503 service_unavailable. */
+  acquireMs: number;
 }
 
 export interface WebhookConfig {
@@ -133,6 +144,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: integer(env, 'PORT', 3000, 0, 65535),
     databaseUrl: databaseUrl(env),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 500),
+    databaseTimeouts: {
+      statementMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+      idleInTransactionMs: integer(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0, 3_600_000),
+      acquireMs: integer(env, 'DATABASE_ACQUIRE_TIMEOUT_MS', 5_000, 10, 600_000),
+    },
     dataDir: resolve(env.DATA_DIR?.trim() || './data'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     bootstrapToken,

@@ -1,10 +1,16 @@
 import type { DataSourceOptions } from 'typeorm';
+import type { DatabaseTimeouts } from '../config/app-config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
-/** `poolMax` 1 for the embedded database: pglite-socket interleaves statements of concurrent connections. */
-export function dataSourceOptions(url: string, poolMax = 20): DataSourceOptions {
+/**
+ * `poolMax` 1 for the embedded database: pglite-socket interleaves statements of concurrent connections.
+ * `timeouts` (the app's; the TypeORM CLI runs migrations without any): statement_timeout and
+ * idle_in_transaction_session_timeout are sent as connection parameters, and the pool's wait for a free connection is
+ * bounded by `acquireMs` (pg-pool's connectionTimeoutMillis bounds both that wait and opening a connection).
+ */
+export function dataSourceOptions(url: string, poolMax = 20, timeouts?: DatabaseTimeouts): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -14,6 +20,13 @@ export function dataSourceOptions(url: string, poolMax = 20): DataSourceOptions 
     migrationsTransactionMode: 'each',
     synchronize: false,
     namingStrategy: new SnakeNamingStrategy(),
-    extra: { max: poolMax },
+    extra: {
+      max: poolMax,
+      ...(timeouts && {
+        connectionTimeoutMillis: timeouts.acquireMs,
+        statement_timeout: timeouts.statementMs,
+        idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+      }),
+    },
   };
 }

@@ -15,6 +15,7 @@ import { UNROUTED_LIMITER, type UnroutedLimiter } from '../http/unrouted-limiter
 import { requestContext } from '../request-context';
 import { ApiError } from './api-error';
 import { ErrorCode, statusOf } from './error-catalog';
+import { databaseUnavailableError, isDatabaseUnavailable } from './postgres-errors';
 
 /** Maps every failure, ours or the framework's, to a catalog code in the failure envelope. */
 @Catch()
@@ -53,6 +54,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
         err: exception instanceof Error ? { message: exception.message, stack: exception.stack } : exception,
       });
     }
+    if (error.code === 'service_unavailable' && !(exception instanceof ApiError)) {
+      this.logger.warn({
+        msg: 'database unavailable',
+        request_id: requestContext.requestId(),
+        err: exception instanceof Error ? exception.message : String(exception),
+      });
+    }
     if (!response.headersSent) sendApiError(response, error);
   }
 
@@ -64,6 +72,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return new ApiError('route_not_found', 'No endpoint matches.');
     if (exception instanceof HttpException)
       return this.fromHttpStatus(exception.getStatus(), exception.message);
+    // A pool exhausted past DATABASE_ACQUIRE_TIMEOUT_MS, a statement past statement_timeout, a server away: a known
+    // fault of the moment, answered 503 with Retry-After, never a 500.
+    if (isDatabaseUnavailable(exception)) return databaseUnavailableError();
     // Text Postgres cannot store (a NUL that slipped past validation, a bad escape): the input's fault, not ours.
     const code = (exception as { driverError?: { code?: string } })?.driverError?.code;
     if (code === '22021' || code === '22P05') {

@@ -1,4 +1,5 @@
 import { QueryFailedError } from 'typeorm';
+import { ApiError } from './api-error';
 
 interface DriverError {
   code?: string;
@@ -10,4 +11,44 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   if (!(error instanceof QueryFailedError)) return false;
   const driverError = error.driverError as DriverError;
   return driverError.code === '23505' && (constraint === undefined || driverError.constraint === constraint);
+}
+
+/**
+ * Postgres codes of a database that cannot serve right now: a statement cancelled by statement_timeout (57014), a
+ * session ended by idle_in_transaction_session_timeout (25P03), a server shutting down or starting (57P01–57P03),
+ * out of connections (53300), or a broken connection (class 08, and the socket's own errors).
+ */
+const UNAVAILABLE_CODES = new Set([
+  '57014',
+  '25P03',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+]);
+
+/** What pg and pg-pool say when no connection could be had in time or the connection broke. */
+const UNAVAILABLE_MESSAGES = [
+  'timeout exceeded when trying to connect', // pg-pool: no pooled connection within connectionTimeoutMillis
+  'Connection terminated', // the server or the network ended the connection (pg)
+];
+
+/** True when the failure is the database being stuck, overloaded or away: 503, not a bug. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const causes = [error, (error as { driverError?: unknown } | null)?.driverError];
+  return causes.some((cause) => {
+    if (!(cause instanceof Error)) return false;
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+    return UNAVAILABLE_MESSAGES.some((message) => cause.message.startsWith(message));
+  });
+}
+
+/** The answer to a database that cannot serve now: 503 service_unavailable, retry in a second. */
+export function databaseUnavailableError(
+  message = 'The database is busy or unreachable; retry shortly.',
+): ApiError {
+  return new ApiError('service_unavailable', message, null, { 'Retry-After': '1' });
 }

@@ -3,7 +3,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import { ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ApiError } from '../../common/errors/api-error';
+import { databaseUnavailableError } from '../../common/errors/postgres-errors';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope';
 import { Public } from '../auth/auth.decorators';
 
@@ -35,7 +35,8 @@ export class HealthController {
     try {
       await this.dataSource.query('SELECT 1');
     } catch {
-      throw new ApiError('service_unavailable', 'The database is unreachable.');
+      // Within DATABASE_ACQUIRE_TIMEOUT_MS when the pool is exhausted, so a probe never hangs.
+      throw databaseUnavailableError('The database is unreachable or has no free connection.');
     }
     return { status: 'ok', checks: { database: 'ok' } };
   }
