@@ -46,6 +46,7 @@ export interface EventCtes {
  * The event log is the transactional outbox: the event and one pending delivery per enabled webhook subscribed to
  * its type are written by one statement, so they commit together, with the change the caller writes beside them,
  * and cost one round trip. Parameters (eventParams) are numbered from `$<firstParam>`, after the caller's own.
+ * A delivery is due at the database's now(), the clock every claim and lease uses, not at this instance's.
  */
 export function eventCtes(fanOut: boolean, firstParam = 1): EventCtes {
   const [tenant, id, type, subject, data, requestId, actor, at, patterns] = Array.from(
@@ -59,7 +60,7 @@ export function eventCtes(fanOut: boolean, firstParam = 1): EventCtes {
   const deliveries =
     'deliveries AS (INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, status, ' +
     'attempts, next_attempt_at, locked_until, created_at, updated_at) ' +
-    `SELECT ${tenant}, isp_new_id('dlv', ${at}), webhook.id, ${id}, ${type}, 'pending', 0, ${at}, NULL, ${at}, ${at} ` +
+    `SELECT ${tenant}, isp_new_id('dlv', ${at}), webhook.id, ${id}, ${type}, 'pending', 0, now(), NULL, ${at}, ${at} ` +
     `FROM webhooks webhook WHERE webhook.tenant_id = ${tenant} AND webhook.enabled ` +
     `AND webhook.events && ${patterns}::text[] RETURNING 1)`;
   return { sql: `${event}, ${deliveries}`, select: 'SELECT count(*)::int AS deliveries FROM deliveries' };

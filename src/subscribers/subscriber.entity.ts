@@ -13,6 +13,8 @@ export type Metadata = Record<string, string | number | boolean | null>;
 @Entity('subscribers')
 @Index('ix_subscribers_tenant_created', ['tenantId', 'createdAt', 'id'])
 @Index('ix_subscribers_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
+// GET /subscribers?email= compares email_normalized (lower(email)), which the partial unique index cannot serve.
+@Index('ix_subscribers_tenant_email_created', ['tenantId', 'emailNormalized', 'createdAt', 'id'])
 @Index('uq_subscribers_external_id', ['tenantId', 'externalId'], { unique: true })
 // DESIGN §4 duplicate rule: one live (non-archived) subscriber per email, case-insensitively.
 @Index('uq_subscribers_email', ['tenantId', 'emailNormalized'], {

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { newId } from '../common/ids';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EventRecord } from '../events/event.entity';
+import { cancelPendingDeliveries } from './delivery-cancellation';
 import { signatureHeader } from './signing';
 import { type SendResult, sendWebhook, USER_AGENT } from './webhook-sender';
 import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
@@ -17,6 +18,25 @@ function formatDuration(seconds: number): string {
   if (seconds >= 3_600) return `${Math.round(seconds / 3_600)} hours`;
   return `${seconds} seconds`;
 }
+
+/**
+ * Takes up to $2 due deliveries and leases them for $1 ms, by the database's clock (now()), so instances whose clocks
+ * disagree still agree on what is due and whose lease holds. It walks the partial index of pending deliveries in due
+ * order; one whose subscription is disabled (queued by an event that raced the PATCH disabling it) is cancelled here
+ * instead of leased, so nothing stranded stays in that index.
+ */
+export const CLAIM_SQL = `WITH due AS (
+    SELECT d.id, w.enabled FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
+    ORDER BY d.next_attempt_at LIMIT $2::int
+    FOR UPDATE OF d SKIP LOCKED)
+  UPDATE webhook_deliveries d
+  SET locked_until = CASE WHEN due.enabled THEN now() + $1::float8 * interval '1 millisecond' END,
+      status = CASE WHEN due.enabled THEN d.status ELSE 'cancelled' END,
+      next_attempt_at = CASE WHEN due.enabled THEN d.next_attempt_at END,
+      updated_at = CASE WHEN due.enabled THEN d.updated_at ELSE now() END
+  FROM due WHERE d.id = due.id
+  RETURNING d.id, due.enabled`;
 
 /** ±10 % so retries of many deliveries that failed together do not arrive together. */
 const jitter = (seconds: number): number => seconds * (0.9 + Math.random() * 0.2);
@@ -83,22 +103,14 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async claim(limit: number): Promise<ClaimedRow[]> {
-    const now = new Date();
     // The lease outlives the send timeout, so only a dead worker's deliveries are ever taken over.
-    const leaseUntil = new Date(now.getTime() + this.config.webhooks.timeoutMs + 5_000);
+    const leaseMs = this.config.webhooks.timeoutMs + 5_000;
     // TypeORM answers an UPDATE … RETURNING with [rows, affected].
-    const [rows] = await this.dataSource.query<[ClaimedRow[], number]>(
-      `UPDATE webhook_deliveries d SET locked_until = $2
-       FROM (SELECT d2.id FROM webhook_deliveries d2 JOIN webhooks w ON w.id = d2.webhook_id
-             WHERE d2.status = 'pending' AND d2.next_attempt_at <= $1
-               AND (d2.locked_until IS NULL OR d2.locked_until < $1) AND w.enabled
-             ORDER BY d2.next_attempt_at LIMIT $3
-             FOR UPDATE OF d2 SKIP LOCKED) due
-       WHERE d.id = due.id
-       RETURNING d.id`,
-      [now, leaseUntil, limit],
-    );
-    return rows;
+    const [rows] = await this.dataSource.query<[(ClaimedRow & { enabled: boolean })[], number]>(CLAIM_SQL, [
+      leaseMs,
+      limit,
+    ]);
+    return rows.filter((row) => row.enabled);
   }
 
   private async deliver(deliveryId: string): Promise<void> {
@@ -141,36 +153,44 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
 
   /** Logs the attempt and decides what follows: done, a retry, or giving up (and perhaps disabling the endpoint). */
   private async record(delivery: WebhookDelivery, webhook: Webhook, result: SendResult): Promise<void> {
-    const now = new Date();
     const attempt = delivery.attempts + 1;
     const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;
     const delays = this.config.webhooks.retryDelaysS;
-    const exhausted = attempt > delays.length;
-    let nextAttemptAt: Date | null = null;
-    if (!delivered && !gone && !exhausted) {
+    let retryInS: number | null = null;
+    if (!delivered && !gone && attempt <= delays.length) {
       const honoured = result.statusCode === 429 || result.statusCode === 503 ? result.retryAfterS : null;
-      const seconds = honoured !== null ? Math.min(honoured, 86_400) : jitter(delays[attempt - 1]);
-      nextAttemptAt = new Date(now.getTime() + seconds * 1000);
+      retryInS = honoured !== null ? Math.min(honoured, 86_400) : jitter(delays[attempt - 1]);
     }
-    const status = delivered
-      ? DeliveryStatus.Succeeded
-      : nextAttemptAt
-        ? DeliveryStatus.Pending
-        : DeliveryStatus.Failed;
     const error = delivered ? null : (result.error ?? `endpoint answered ${result.statusCode}`);
 
     await this.dataSource.transaction(async (manager) => {
-      // Only while our lease holds: if it ran out and another worker took the delivery, that worker records it.
-      const updated = await manager.update(
-        WebhookDelivery,
-        { id: delivery.id, lockedUntil: delivery.lockedUntil ?? IsNull() },
-        { attempts: attempt, status, nextAttemptAt, lockedUntil: null, updatedAt: now },
+      // The subscription's row lock orders this against a PATCH that disables it (which cancels what is pending).
+      const [current] = await manager.query<{ enabled: boolean }[]>(
+        'SELECT enabled FROM webhooks WHERE id = $1 FOR NO KEY UPDATE',
+        [webhook.id],
       );
-      if (updated.affected === 0) {
+      const status = delivered
+        ? DeliveryStatus.Succeeded
+        : retryInS === null
+          ? DeliveryStatus.Failed
+          : current?.enabled
+            ? DeliveryStatus.Pending
+            : DeliveryStatus.Cancelled;
+      // Only while our lease holds: if it ran out and another worker took the delivery, that worker records it.
+      // Times are the database's (now()), like the claim's, so instances with skewed clocks agree.
+      const [updated] = await manager.query<[{ next_attempt_at: Date | null; now: Date }[], number]>(
+        `UPDATE webhook_deliveries SET attempts = $2, status = $3::text, locked_until = NULL, updated_at = now(),
+           next_attempt_at = CASE WHEN $3::text = 'pending' THEN now() + $4::float8 * interval '1 second' END
+         WHERE id = $1 AND locked_until IS NOT DISTINCT FROM $5
+         RETURNING next_attempt_at, now() AS now`,
+        [delivery.id, attempt, status, retryInS ?? 0, delivery.lockedUntil],
+      );
+      if (updated.length === 0) {
         this.logger.warn({ msg: 'lease lost before the attempt was recorded', delivery_id: delivery.id });
         return;
       }
+      const { next_attempt_at: nextAttemptAt, now } = updated[0];
       await manager.insert(WebhookAttempt, {
         id: newId('att'),
         tenantId: delivery.tenantId,
@@ -187,22 +207,29 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
         createdAt: now,
       });
       if (delivered) {
-        if (webhook.failingSince) await manager.update(Webhook, { id: webhook.id }, { failingSince: null });
+        await manager.query(
+          'UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL',
+          [webhook.id],
+        );
         return;
       }
-      const failingSince = webhook.failingSince ?? now;
-      const failingTooLong =
-        now.getTime() - failingSince.getTime() >= this.config.webhooks.disableAfterS * 1000;
+      const [failing] = await manager.query<[{ too_long: boolean }[], number]>(
+        `UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1
+         RETURNING failing_since <= now() - $2::float8 * interval '1 second' AS too_long`,
+        [webhook.id, this.config.webhooks.disableAfterS],
+      );
       const disabledReason = gone
         ? 'the endpoint answered 410 Gone'
-        : failingTooLong
+        : failing[0]?.too_long
           ? `every attempt failed for ${formatDuration(this.config.webhooks.disableAfterS)}`
           : null;
-      await manager.update(
-        Webhook,
-        { id: webhook.id },
-        disabledReason ? { failingSince, enabled: false, disabledReason, updatedAt: now } : { failingSince },
-      );
+      if (disabledReason && current?.enabled) {
+        await manager.query(
+          'UPDATE webhooks SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1',
+          [webhook.id, disabledReason],
+        );
+        await cancelPendingDeliveries(manager, delivery.tenantId, webhook.id);
+      }
     });
   }
 }

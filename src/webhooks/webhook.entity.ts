@@ -51,11 +51,15 @@ export enum DeliveryStatus {
   Pending = 'pending',
   Succeeded = 'succeeded',
   Failed = 'failed',
+  /** Its subscription was disabled while it waited; never sent, and re-enabling does not bring it back. */
+  Cancelled = 'cancelled',
 }
 
 /** One event owed to one subscription: the outbox row, written in the event's transaction. */
 @Entity('webhook_deliveries')
-@Index('ix_webhook_deliveries_due', ['status', 'nextAttemptAt'])
+// Only pending rows: the claim's walk in due order never passes delivered, failed or cancelled ones.
+@Index('ix_webhook_deliveries_claimable', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+@Index('ix_webhook_deliveries_webhook_status', ['tenantId', 'webhookId', 'status', 'createdAt', 'id'])
 @Index('ix_webhook_deliveries_webhook', ['tenantId', 'webhookId', 'createdAt', 'id'])
 export class WebhookDelivery {
   @Column('text')

@@ -21,6 +21,7 @@ import {
   WebhookTestDto,
   WebhookWithSecretDto,
 } from './dto/webhook.dto';
+import { ListDeliveriesQueryDto, WebhookDeliveryDto } from './dto/webhook-delivery.dto';
 import { WebhooksService } from './webhooks.service';
 
 @ApiTags('Webhooks')
@@ -127,10 +128,29 @@ export class WebhooksController {
 export class WebhookDeliveriesController {
   constructor(private readonly webhooks: WebhooksService) {}
 
+  @Get()
+  @RequireScopes('webhooks:read')
+  @ApiOperation({
+    summary: "A subscription's deliveries and their status, newest first",
+    description: 'Each event owed to the subscription: pending, succeeded, failed or cancelled.',
+  })
+  @ApiEnvelope(WebhookDeliveryDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
+  async list(
+    @Auth() auth: AuthContext,
+    @Query() query: ListDeliveriesQueryDto,
+  ): Promise<Page<WebhookDeliveryDto>> {
+    return (await this.webhooks.deliveries(auth.tenantId, query)).map(WebhookDeliveryDto.from);
+  }
+
   @Post(':id/redeliver')
   @HttpCode(202)
   @RequireScopes('webhooks:write')
-  @ApiOperation({ summary: 'Send the event of a delivery again, as a new delivery' })
+  @ApiOperation({
+    summary: 'Send the event of a delivery again, as a new delivery',
+    description:
+      'Any delivery, a cancelled one included, once its subscription is enabled (409 while disabled).',
+  })
   @ApiEnvelope(RedeliveryDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async redeliver(@Auth() auth: AuthContext, @Param('id') id: string): Promise<RedeliveryDto> {

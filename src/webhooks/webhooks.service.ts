@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';
@@ -18,6 +18,8 @@ import {
   WebhookTestDto,
   WebhookWithSecretDto,
 } from './dto/webhook.dto';
+import { cancelPendingDeliveries } from './delivery-cancellation';
+import { ListDeliveriesQueryDto } from './dto/webhook-delivery.dto';
 import { generateWebhookSecret } from './signing';
 import { WebhookWorker } from './webhook-worker';
 import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
@@ -77,6 +79,7 @@ export class WebhooksService implements OnModuleInit {
       if (dto.url !== undefined) webhook.url = dto.url;
       if (dto.events !== undefined) webhook.events = [...new Set(dto.events)];
       if (dto.description !== undefined) webhook.description = dto.description;
+      const disabling = dto.enabled === false && webhook.enabled;
       if (dto.enabled !== undefined) {
         webhook.enabled = dto.enabled;
         webhook.disabledReason = dto.enabled ? null : 'disabled by request';
@@ -84,6 +87,7 @@ export class WebhooksService implements OnModuleInit {
       }
       webhook.updatedAt = new Date();
       await manager.save(Webhook, webhook);
+      if (disabling) await cancelPendingDeliveries(manager, tenantId, webhook.id);
       await this.events.append(manager, {
         tenantId,
         type: 'webhook.updated',
@@ -98,8 +102,9 @@ export class WebhooksService implements OnModuleInit {
   remove(tenantId: string, id: string): Promise<Webhook> {
     return this.tx.run(async (manager) => {
       const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
-      await manager.delete(WebhookDelivery, { tenantId, webhookId: id });
+      // Attempts first: each references its delivery (foreign keys).
       await manager.delete(WebhookAttempt, { tenantId, webhookId: id });
+      await manager.delete(WebhookDelivery, { tenantId, webhookId: id });
       await manager.delete(Webhook, { id });
       await this.events.append(manager, {
         tenantId,
@@ -140,8 +145,7 @@ export class WebhooksService implements OnModuleInit {
         { tenantId, type: 'webhook.test', subjectId: webhook.id, object: WebhookDto.from(webhook) },
         { fanOut: false },
       );
-      const delivery = this.newDelivery(event, webhook.id);
-      await manager.insert(WebhookDelivery, delivery);
+      const delivery = await this.queueDelivery(manager, event, webhook.id);
       afterCommit(() => this.worker.wake());
       return { event_id: event.id, delivery_id: delivery.id };
     });
@@ -153,11 +157,11 @@ export class WebhooksService implements OnModuleInit {
       const original = await manager.findOneBy(WebhookDelivery, { tenantId, id: deliveryId });
       if (!original) throw ApiError.notFound('webhook delivery', deliveryId);
       this.assertEnabled(await lockForUpdate(manager, Webhook, tenantId, original.webhookId, 'webhook'));
-      const delivery = this.newDelivery(
+      const delivery = await this.queueDelivery(
+        manager,
         { id: original.eventId, type: original.eventType, tenantId },
         original.webhookId,
       );
-      await manager.insert(WebhookDelivery, delivery);
       afterCommit(() => this.worker.wake());
       return {
         id: delivery.id,
@@ -191,6 +195,20 @@ export class WebhooksService implements OnModuleInit {
     return paginate(qb, query);
   }
 
+  /** The deliveries of a subscription, newest first, with their status (`cancelled` ones included). */
+  async deliveries(tenantId: string, query: ListDeliveriesQueryDto): Promise<Page<WebhookDelivery>> {
+    await this.getById(tenantId, query.webhook_id);
+    const qb = this.dataSource
+      .getRepository(WebhookDelivery)
+      .createQueryBuilder('delivery')
+      .where('delivery.tenantId = :tenantId AND delivery.webhookId = :webhookId', {
+        tenantId,
+        webhookId: query.webhook_id,
+      });
+    if (query.status) qb.andWhere('delivery.status = :status', { status: query.status });
+    return paginate(qb, query);
+  }
+
   /** A disabled subscription takes no deliveries; queueing one that would never go out is refused. */
   private assertEnabled(webhook: Webhook): void {
     if (!webhook.enabled) {
@@ -201,12 +219,14 @@ export class WebhooksService implements OnModuleInit {
     }
   }
 
-  private newDelivery(
+  /** A new pending delivery, due at the database's now() (the clock the worker's claim reads). */
+  private async queueDelivery(
+    manager: EntityManager,
     event: Pick<EventRecord, 'id' | 'type' | 'tenantId'>,
     webhookId: string,
-  ): WebhookDelivery {
+  ): Promise<WebhookDelivery> {
     const now = new Date();
-    return Object.assign(new WebhookDelivery(), {
+    const delivery = Object.assign(new WebhookDelivery(), {
       id: newId('dlv'),
       tenantId: event.tenantId,
       webhookId,
@@ -219,6 +239,8 @@ export class WebhooksService implements OnModuleInit {
       createdAt: now,
       updatedAt: now,
     });
+    await manager.insert(WebhookDelivery, { ...delivery, nextAttemptAt: () => 'now()' });
+    return delivery;
   }
 
   /** https only (unless WEBHOOK_ALLOW_INSECURE), and no host that resolves to a private address (unless allowed). */

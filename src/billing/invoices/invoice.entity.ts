@@ -24,6 +24,10 @@ export interface InvoiceLine {
 @Entity('invoices')
 @Index('ix_invoices_tenant_created', ['tenantId', 'createdAt', 'id'])
 @Index('ix_invoices_tenant_subscriber_status', ['tenantId', 'subscriberId', 'status', 'dueDate'])
+@Index('ix_invoices_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
+@Index('ix_invoices_tenant_payable_due', ['tenantId', 'dueDate'], {
+  where: `"status" IN ('open', 'partially_paid')`,
+})
 @Index('uq_invoices_tenant_number', ['tenantId', 'number'], { unique: true })
 export class Invoice {
   @Column('text')

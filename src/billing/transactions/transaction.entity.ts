@@ -22,6 +22,9 @@ export const TRANSACTION_SOURCES = Object.values(TransactionSource);
 @Entity('transactions')
 @Index('ix_transactions_tenant_created', ['tenantId', 'createdAt', 'id'])
 @Index('ix_transactions_tenant_subscriber_created', ['tenantId', 'subscriberId', 'createdAt', 'id'])
+@Index('ix_transactions_tenant_kind_created', ['tenantId', 'kind', 'createdAt', 'id'])
+@Index('ix_transactions_tenant_source_created', ['tenantId', 'source', 'createdAt', 'id'])
+@Index('ix_transactions_tenant_occurred', ['tenantId', 'occurredAt'])
 @Index('uq_transactions_external_id', ['tenantId', 'externalId'], { unique: true })
 export class Transaction {
   @Column('text')

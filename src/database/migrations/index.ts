@@ -4,6 +4,7 @@ import { Billing1795236130814 } from './1795236130814-Billing';
 import { Webhooks1795236505882 } from './1795236505882-Webhooks';
 import { CheckExternalIdBeforeEmail1795237522991 } from './1795237522991-CheckExternalIdBeforeEmail';
 import { NewIdFunction1795300000000 } from './1795300000000-NewIdFunction';
+import { ClaimableDeliveriesAndListIndexes1795400000000 } from './1795400000000-ClaimableDeliveriesAndListIndexes';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   Webhooks1795236505882,
   CheckExternalIdBeforeEmail1795237522991,
   NewIdFunction1795300000000,
+  ClaimableDeliveriesAndListIndexes1795400000000,
 ];

@@ -1,0 +1,180 @@
+import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from './support/test-app';
+
+/** The keyset page every list asks for: newest first, one row more than the page. */
+const PAGE = 'ORDER BY created_at DESC, id DESC LIMIT 21';
+
+/**
+ * Issue #11 item 15: every list filter has an index leading with tenant_id. Each case is the statement its list runs
+ * (the filter and the page order); with sequential scans priced out, the plan must name the filter's own index.
+ */
+const CASES: { filter: string; sql: string; params: unknown[]; index: string }[] = [
+  {
+    filter: 'GET /subscribers?email=',
+    sql: `SELECT id FROM subscribers WHERE tenant_id = $1 AND email_normalized = $2 ${PAGE}`,
+    params: ['ten_x', 'ada@example.net'],
+    index: 'ix_subscribers_tenant_email_created',
+  },
+  {
+    filter: 'GET /subscribers?status=',
+    sql: `SELECT id FROM subscribers WHERE tenant_id = $1 AND status = $2 ${PAGE}`,
+    params: ['ten_x', 'active'],
+    index: 'ix_subscribers_tenant_status_created',
+  },
+  {
+    filter: 'GET /subscribers?external_id=',
+    sql: `SELECT id FROM subscribers WHERE tenant_id = $1 AND external_id = $2 ${PAGE}`,
+    params: ['ten_x', 'crm-1'],
+    index: 'uq_subscribers_external_id',
+  },
+  {
+    filter: 'GET /transactions?kind=',
+    sql: `SELECT id FROM transactions WHERE tenant_id = $1 AND kind = $2 ${PAGE}`,
+    params: ['ten_x', 'payment'],
+    index: 'ix_transactions_tenant_kind_created',
+  },
+  {
+    filter: 'GET /transactions?source=',
+    sql: `SELECT id FROM transactions WHERE tenant_id = $1 AND source = $2 ${PAGE}`,
+    params: ['ten_x', 'external'],
+    index: 'ix_transactions_tenant_source_created',
+  },
+  {
+    filter: 'GET /transactions?subscriber_id=',
+    sql: `SELECT id FROM transactions WHERE tenant_id = $1 AND subscriber_id = $2 ${PAGE}`,
+    params: ['ten_x', 'sub_x'],
+    index: 'ix_transactions_tenant_subscriber_created',
+  },
+  {
+    filter: 'GET /transactions?external_id=',
+    sql: `SELECT id FROM transactions WHERE tenant_id = $1 AND external_id = $2 ${PAGE}`,
+    params: ['ten_x', 'psp-1'],
+    index: 'uq_transactions_external_id',
+  },
+  {
+    filter: 'GET /transactions?occurred_gte=&occurred_lt=',
+    sql: `SELECT id FROM transactions WHERE tenant_id = $1 AND occurred_at >= $2 AND occurred_at < $3 ${PAGE}`,
+    params: ['ten_x', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'],
+    index: 'ix_transactions_tenant_occurred',
+  },
+  {
+    filter: 'GET /invoices?status=',
+    sql: `SELECT id FROM invoices WHERE tenant_id = $1 AND status = $2 ${PAGE}`,
+    params: ['ten_x', 'open'],
+    index: 'ix_invoices_tenant_status_created',
+  },
+  {
+    filter: 'GET /invoices?subscriber_id=',
+    sql: `SELECT id FROM invoices WHERE tenant_id = $1 AND subscriber_id = $2 ${PAGE}`,
+    params: ['ten_x', 'sub_x'],
+    index: 'ix_invoices_tenant_subscriber_status',
+  },
+  {
+    filter: 'GET /invoices?overdue=true',
+    sql: `SELECT id FROM invoices WHERE tenant_id = $1 AND status IN ('open', 'partially_paid')
+            AND due_date < CURRENT_DATE ${PAGE}`,
+    params: ['ten_x'],
+    index: 'ix_invoices_tenant_payable_due',
+  },
+  {
+    filter: 'GET /events?type=',
+    sql: `SELECT id FROM events WHERE tenant_id = $1 AND type = $2 ${PAGE}`,
+    params: ['ten_x', 'subscriber.created'],
+    index: 'ix_events_tenant_type_created',
+  },
+  {
+    filter: 'GET /events?type=prefix.*',
+    sql: `SELECT id FROM events WHERE tenant_id = $1 AND type LIKE $2 ESCAPE '\\' ${PAGE}`,
+    params: ['ten_x', 'subscriber.%'],
+    index: 'ix_events_tenant_type_pattern',
+  },
+  {
+    filter: 'GET /events?subject_id=',
+    sql: `SELECT id FROM events WHERE tenant_id = $1 AND subject_id = $2 ${PAGE}`,
+    params: ['ten_x', 'sub_x'],
+    index: 'ix_events_tenant_subject_created',
+  },
+  {
+    filter: 'GET /webhook-deliveries?webhook_id=&status=',
+    sql: `SELECT id FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND status = $3 ${PAGE}`,
+    params: ['ten_x', 'whk_x', 'cancelled'],
+    index: 'ix_webhook_deliveries_webhook_status',
+  },
+];
+
+/** Each index of `table` with its key columns in order. */
+async function indexesOf(t: TestApp, table: string): Promise<{ name: string; columns: string[] }[]> {
+  return t.dataSource.query(
+    `SELECT i.relname AS name, array_agg(a.attname::text ORDER BY k.ord) AS columns
+     FROM pg_index x
+     JOIN pg_class i ON i.oid = x.indexrelid
+     JOIN pg_class r ON r.oid = x.indrelid
+     CROSS JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+     JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum = k.attnum
+     WHERE r.relname = $1 AND r.relnamespace = 'public'::regnamespace
+     GROUP BY i.relname`,
+    [table],
+  );
+}
+
+describe('List filters and their indexes', () => {
+  let t: TestApp;
+  let tenant: TenantWithToken;
+
+  beforeAll(async () => {
+    t = await startTestApp({ WEBHOOK_WORKER_ENABLED: 'false' });
+    tenant = await createTenantWithToken(t, ['admin']);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each(CASES)('should have $index for $filter, leading with tenant_id', async ({ sql, index }) => {
+    const table = /FROM (\w+)/.exec(sql)![1];
+    const found = (await indexesOf(t, table)).find((candidate) => candidate.name === index);
+    expect(found?.columns[0]).toBe('tenant_id');
+  });
+
+  /** EXPLAIN of `sql` once `rows` rows of the tenant are in `table` and analysed. */
+  async function planOf(sql: string, params: unknown[]): Promise<string> {
+    const runner = t.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      await runner.query('SET LOCAL enable_seqscan = off');
+      const plan: { 'QUERY PLAN': string }[] = await runner.query(`EXPLAIN ${sql}`, params);
+      return plan.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }
+
+  it('should find subscribers by email through ix_subscribers_tenant_email_created, not a scan of the tenant', async () => {
+    await t.dataSource.query(
+      `INSERT INTO subscribers (tenant_id, id, external_id, full_name, email, email_normalized, phone, status,
+         suspension_reason, billing_profile_id, address, metadata, created_at, updated_at)
+       SELECT $1, 'sub_IDX' || lpad(g::text, 23, '0'), NULL, 'Indexed ' || g, 'i' || g || '@example.net',
+         'i' || g || '@example.net', NULL, 'active', NULL, NULL, NULL, '{}', now(), now()
+       FROM generate_series(1, 2000) AS g`,
+      [tenant.tenantId],
+    );
+    await t.dataSource.query('ANALYZE subscribers');
+    const plan = await planOf(CASES[0].sql, [tenant.tenantId, 'i1999@example.net']);
+    expect(plan).toContain('ix_subscribers_tenant_email_created');
+  });
+
+  it('should find events by a type prefix through ix_events_tenant_type_pattern', async () => {
+    await t.dataSource.query(
+      `INSERT INTO events (tenant_id, id, type, subject_id, data, request_id, actor, created_at)
+       SELECT $1, 'evt_IDX' || lpad(g::text, 23, '0'), CASE WHEN g % 100 = 0 THEN 'invoice.paid'
+         ELSE 'subscriber.updated' END, NULL, '{"object": {}}', NULL, '{"type": "system"}', now()
+       FROM generate_series(1, 2000) AS g`,
+      [tenant.tenantId],
+    );
+    await t.dataSource.query('ANALYZE events');
+    const prefix = CASES.find((c) => c.index === 'ix_events_tenant_type_pattern')!;
+    expect(await planOf(prefix.sql, [tenant.tenantId, 'invoice.%'])).toContain(
+      'ix_events_tenant_type_pattern',
+    );
+  });
+});
