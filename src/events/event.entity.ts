@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Tenant } from '../gateway/tenants/tenant.entity';
 import type { Actor } from '../common/request-context';
 
 /** An entry of the audit and automation log, written in the same transaction as the change it records. */
@@ -10,6 +11,7 @@ import type { Actor } from '../common/request-context';
 // out of synchronisation and lives in its migration only.
 @Index('ix_events_tenant_type_pattern', { synchronize: false })
 export class EventRecord {
+  @ForeignKey(() => Tenant, { name: 'fk_events_tenant' })
   @Column('text')
   tenantId: string;
 

@@ -1,4 +1,6 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { BillingProfile } from '../billing/profiles/billing-profile.entity';
+import { Tenant } from '../gateway/tenants/tenant.entity';
 import { SubscriberStatus, SuspensionReason } from './subscriber-status';
 
 export interface PostalAddress {
@@ -22,6 +24,7 @@ export type Metadata = Record<string, string | number | boolean | null>;
   where: `"status" <> 'archived' AND "email_normalized" IS NOT NULL`,
 })
 export class Subscriber {
+  @ForeignKey(() => Tenant, { name: 'fk_subscribers_tenant' })
   @Column('text')
   tenantId: string;
 
@@ -50,6 +53,7 @@ export class Subscriber {
   @Column('text', { nullable: true })
   suspensionReason: SuspensionReason | null;
 
+  @ForeignKey(() => BillingProfile, { name: 'fk_subscribers_billing_profile' })
   @Column('text', { nullable: true })
   billingProfileId: string | null;
 

@@ -1,9 +1,14 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Tenant } from '../gateway/tenants/tenant.entity';
+import { EventRecord } from '../events/event.entity';
 
 /** A callback subscription. The secret is kept as given out: it is the HMAC key deliveries are signed with. */
 @Entity('webhooks')
 @Index('ix_webhooks_tenant_created', ['tenantId', 'createdAt', 'id'])
+// The target of the (tenant_id, webhook_id) foreign keys of deliveries and attempts.
+@Index('uq_webhooks_tenant_id', ['tenantId', 'id'], { unique: true })
 export class Webhook {
+  @ForeignKey(() => Tenant, { name: 'fk_webhooks_tenant' })
   @Column('text')
   tenantId: string;
 
@@ -61,7 +66,14 @@ export enum DeliveryStatus {
 @Index('ix_webhook_deliveries_claimable', ['nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('ix_webhook_deliveries_webhook_status', ['tenantId', 'webhookId', 'status', 'createdAt', 'id'])
 @Index('ix_webhook_deliveries_webhook', ['tenantId', 'webhookId', 'createdAt', 'id'])
+@Check('chk_webhook_deliveries_status', `"status" IN ('pending', 'succeeded', 'failed', 'cancelled')`)
+@Check('chk_webhook_deliveries_attempts', `"attempts" >= 0`)
+// With tenant_id: deleting a subscription checks its deliveries through their (tenant_id, webhook_id) index.
+@ForeignKey(() => Webhook, ['tenantId', 'webhookId'], ['tenantId', 'id'], {
+  name: 'fk_webhook_deliveries_webhook',
+})
 export class WebhookDelivery {
+  @ForeignKey(() => Tenant, { name: 'fk_webhook_deliveries_tenant' })
   @Column('text')
   tenantId: string;
 
@@ -71,6 +83,7 @@ export class WebhookDelivery {
   @Column('text')
   webhookId: string;
 
+  @ForeignKey(() => EventRecord, { name: 'fk_webhook_deliveries_event' })
   @Column('text')
   eventId: string;
 
@@ -100,7 +113,11 @@ export class WebhookDelivery {
 /** The log of every delivery attempt. */
 @Entity('webhook_attempts')
 @Index('ix_webhook_attempts_webhook_created', ['tenantId', 'webhookId', 'createdAt', 'id'])
+@ForeignKey(() => Webhook, ['tenantId', 'webhookId'], ['tenantId', 'id'], {
+  name: 'fk_webhook_attempts_webhook',
+})
 export class WebhookAttempt {
+  @ForeignKey(() => Tenant, { name: 'fk_webhook_attempts_tenant' })
   @Column('text')
   tenantId: string;
 
@@ -110,9 +127,11 @@ export class WebhookAttempt {
   @Column('text')
   webhookId: string;
 
+  /** No foreign key: the log outlives nothing, and one would need an index on delivery_id for deletes. */
   @Column('text')
   deliveryId: string;
 
+  @ForeignKey(() => EventRecord, { name: 'fk_webhook_attempts_event' })
   @Column('text')
   eventId: string;
 

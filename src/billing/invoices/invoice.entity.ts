@@ -1,4 +1,6 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Subscriber } from '../../subscribers/subscriber.entity';
+import { Tenant } from '../../gateway/tenants/tenant.entity';
 import { bigintMoney } from '../../common/money';
 
 export enum InvoiceStatus {
@@ -29,7 +31,19 @@ export interface InvoiceLine {
   where: `"status" IN ('open', 'partially_paid')`,
 })
 @Index('uq_invoices_tenant_number', ['tenantId', 'number'], { unique: true })
+@Check('chk_invoices_status', `"status" IN ('draft', 'open', 'partially_paid', 'paid', 'void')`)
+@Check('chk_invoices_number', `"number" > 0`)
+@Check('chk_invoices_amounts', `"total" >= 0 AND "amount_paid" >= 0 AND "amount_paid" <= "total"`)
+@Check(
+  'chk_invoices_paid_by_status',
+  `("status" IN ('draft', 'open', 'void') AND "amount_paid" = 0) OR ("status" = 'partially_paid' AND "amount_paid" > 0 AND "amount_paid" < "total") OR ("status" = 'paid' AND "amount_paid" = "total")`,
+)
+@Check('chk_invoices_paid_at', `("status" = 'paid') = ("paid_at" IS NOT NULL)`)
+@Check('chk_invoices_voided_at', `("status" = 'void') = ("voided_at" IS NOT NULL)`)
+// A SQL function of the migration: every line is quantity > 0 × unit_amount ≥ 0 = amount, and they sum to total.
+@Check('chk_invoices_lines', `isp_invoice_lines_valid("lines", "total")`)
 export class Invoice {
+  @ForeignKey(() => Tenant, { name: 'fk_invoices_tenant' })
   @Column('text')
   tenantId: string;
 
@@ -40,6 +54,7 @@ export class Invoice {
   @Column('integer')
   number: number;
 
+  @ForeignKey(() => Subscriber, { name: 'fk_invoices_subscriber' })
   @Column('text')
   subscriberId: string;
 
@@ -84,7 +99,9 @@ export class Invoice {
 
 /** The next invoice number of each tenant, taken under a row lock so numbers never repeat or skip. */
 @Entity('invoice_counters')
+@Check('chk_invoice_counters_last_number', `"last_number" > 0`)
 export class InvoiceCounter {
+  @ForeignKey(() => Tenant, { name: 'fk_invoice_counters_tenant' })
   @PrimaryColumn('text')
   tenantId: string;
 

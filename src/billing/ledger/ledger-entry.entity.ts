@@ -1,4 +1,6 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Subscriber } from '../../subscribers/subscriber.entity';
+import { Tenant } from '../../gateway/tenants/tenant.entity';
 import { bigintMoney } from '../../common/money';
 
 export enum LedgerEntryType {
@@ -18,13 +20,21 @@ export enum LedgerEntryType {
 @Entity('ledger_entries')
 @Index('ix_ledger_subscriber_currency_created', ['tenantId', 'subscriberId', 'currency', 'createdAt', 'id'])
 @Index('ix_ledger_subscriber_created', ['tenantId', 'subscriberId', 'createdAt', 'id'])
+@Check(
+  'chk_ledger_entries_type',
+  `"type" IN ('invoice', 'invoice_voided', 'payment', 'credit', 'debit', 'refund')`,
+)
+@Check('chk_ledger_entries_amount', `"amount" <> 0 AND abs("amount") <= 9007199254740991`)
+@Check('chk_ledger_entries_balance', `abs("balance_after") <= 9007199254740991`)
 export class LedgerEntry {
+  @ForeignKey(() => Tenant, { name: 'fk_ledger_entries_tenant' })
   @Column('text')
   tenantId: string;
 
   @PrimaryColumn('text')
   id: string;
 
+  @ForeignKey(() => Subscriber, { name: 'fk_ledger_entries_subscriber' })
   @Column('text')
   subscriberId: string;
 
@@ -50,10 +60,13 @@ export class LedgerEntry {
 
 /** The current balance of a subscriber in one currency; the row lock that serialises ledger appends. */
 @Entity('subscriber_balances')
+@Check('chk_subscriber_balances_balance', `abs("balance") <= 9007199254740991`)
 export class SubscriberBalance {
+  @ForeignKey(() => Tenant, { name: 'fk_subscriber_balances_tenant' })
   @PrimaryColumn('text')
   tenantId: string;
 
+  @ForeignKey(() => Subscriber, { name: 'fk_subscriber_balances_subscriber' })
   @PrimaryColumn('text')
   subscriberId: string;
 

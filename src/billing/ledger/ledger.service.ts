@@ -25,6 +25,27 @@ export interface CurrencyBalance {
   unallocated_credit: number;
 }
 
+/** The sums of GET /subscribers/{id}/balance a posting of each type raises (the row it records is already written). */
+const SUM_GUARDS: Partial<
+  Record<LedgerEntryType, { what: string; field: string; expression: string; from: string; where: string }>
+> = {
+  [LedgerEntryType.Invoice]: {
+    what: 'open invoices due',
+    field: 'lines',
+    expression: 'SUM(total - amount_paid)',
+    from: 'invoices',
+    where: `status IN ('open', 'partially_paid')`,
+  },
+  [LedgerEntryType.Payment]: {
+    what: 'unallocated credit',
+    field: 'amount',
+    expression: 'SUM(amount - allocated_amount - refunded_amount)',
+    from: 'transactions',
+    where: `kind IN ('payment', 'credit')`,
+  },
+};
+SUM_GUARDS[LedgerEntryType.Credit] = SUM_GUARDS[LedgerEntryType.Payment];
+
 @Injectable()
 export class LedgerService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -49,6 +70,7 @@ export class LedgerService {
         'amount',
       );
     }
+    await this.assertSumsSafe(manager, posting);
     const entry = manager.create(LedgerEntry, {
       id: newId('led'),
       tenantId: posting.tenantId,
@@ -62,6 +84,28 @@ export class LedgerService {
     });
     await manager.insert(LedgerEntry, entry);
     return entry;
+  }
+
+  /**
+   * The balance endpoint also sums what open invoices ask and what payments and credits leave unallocated; a posting
+   * that raises one of those sums past MAX_AMOUNT is refused like one that would overflow the balance. It runs under
+   * the balance row lock post() holds, so concurrent postings of this subscriber and currency see each other's rows.
+   */
+  private async assertSumsSafe(manager: EntityManager, posting: LedgerPosting): Promise<void> {
+    const sum = SUM_GUARDS[posting.type];
+    if (!sum) return;
+    const [row]: { over: boolean }[] = await manager.query(
+      `SELECT COALESCE(${sum.expression}, 0) > $4 AS over FROM ${sum.from}
+       WHERE tenant_id = $1 AND subscriber_id = $2 AND currency = $3 AND ${sum.where}`,
+      [posting.tenantId, posting.subscriberId, posting.currency, MAX_AMOUNT],
+    );
+    if (row.over) {
+      throw new ApiError(
+        'validation_failed',
+        `This would take the subscriber's ${sum.what} in ${posting.currency} beyond ${MAX_AMOUNT}, the largest amount kept.`,
+        sum.field,
+      );
+    }
   }
 
   list(tenantId: string, subscriberId: string, query: PageQueryDto): Promise<Page<LedgerEntry>> {

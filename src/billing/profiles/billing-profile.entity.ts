@@ -1,9 +1,15 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Tenant } from '../../gateway/tenants/tenant.entity';
 
 /** A finance configuration subscribers are billed under. */
 @Entity('billing_profiles')
 @Index('ix_billing_profiles_tenant_created', ['tenantId', 'createdAt', 'id'])
+@Check(
+  'chk_billing_profiles_terms',
+  `"billing_day" BETWEEN 1 AND 28 AND "payment_terms_days" >= 0 AND ("auto_suspend_after_days" IS NULL OR "auto_suspend_after_days" >= 1)`,
+)
 export class BillingProfile {
+  @ForeignKey(() => Tenant, { name: 'fk_billing_profiles_tenant' })
   @Column('text')
   tenantId: string;
 

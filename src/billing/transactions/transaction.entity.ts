@@ -1,4 +1,7 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Invoice } from '../invoices/invoice.entity';
+import { Subscriber } from '../../subscribers/subscriber.entity';
+import { Tenant } from '../../gateway/tenants/tenant.entity';
 import { bigintMoney } from '../../common/money';
 import type { Metadata } from '../../subscribers/subscriber.entity';
 
@@ -26,13 +29,26 @@ export const TRANSACTION_SOURCES = Object.values(TransactionSource);
 @Index('ix_transactions_tenant_source_created', ['tenantId', 'source', 'createdAt', 'id'])
 @Index('ix_transactions_tenant_occurred', ['tenantId', 'occurredAt'])
 @Index('uq_transactions_external_id', ['tenantId', 'externalId'], { unique: true })
+@Check('chk_transactions_kind', `"kind" IN ('payment', 'credit', 'debit', 'refund')`)
+@Check('chk_transactions_source', `"source" IN ('external', 'adjustment')`)
+@Check(
+  'chk_transactions_amounts',
+  `"amount" > 0 AND "amount" <= 9007199254740991 AND "allocated_amount" >= 0 AND "refunded_amount" >= 0 AND "allocated_amount" + "refunded_amount" <= "amount"`,
+)
+@Check(
+  'chk_transactions_allocatable',
+  `("allocated_amount" = 0 OR "kind" IN ('payment', 'credit')) AND ("refunded_amount" = 0 OR "kind" = 'payment')`,
+)
+@Check('chk_transactions_refund_of', `("kind" = 'refund') = ("refund_of" IS NOT NULL)`)
 export class Transaction {
+  @ForeignKey(() => Tenant, { name: 'fk_transactions_tenant' })
   @Column('text')
   tenantId: string;
 
   @PrimaryColumn('text')
   id: string;
 
+  @ForeignKey(() => Subscriber, { name: 'fk_transactions_subscriber' })
   @Column('text')
   subscriberId: string;
 
@@ -64,6 +80,7 @@ export class Transaction {
   occurredAt: Date;
 
   /** For a refund: the payment it returns money from. */
+  @ForeignKey(() => Transaction, { name: 'fk_transactions_refund_of' })
   @Column('text', { nullable: true })
   refundOf: string | null;
 
@@ -89,20 +106,25 @@ export class Transaction {
 @Entity('allocations')
 @Index('ix_allocations_transaction', ['tenantId', 'transactionId', 'createdAt'])
 @Index('ix_allocations_invoice', ['tenantId', 'invoiceId', 'createdAt'])
+@Check('chk_allocations_amount', `"amount" > 0`)
 export class Allocation {
+  @ForeignKey(() => Tenant, { name: 'fk_allocations_tenant' })
   @Column('text')
   tenantId: string;
 
   @PrimaryColumn('text')
   id: string;
 
+  @ForeignKey(() => Transaction, { name: 'fk_allocations_transaction' })
   @Column('text')
   transactionId: string;
 
   /** Null when the allocation targets the balance. */
+  @ForeignKey(() => Invoice, { name: 'fk_allocations_invoice' })
   @Column('text', { nullable: true })
   invoiceId: string | null;
 
+  @ForeignKey(() => Subscriber, { name: 'fk_allocations_subscriber' })
   @Column('text')
   subscriberId: string;
 

@@ -5,6 +5,7 @@ import { Webhooks1795236505882 } from './1795236505882-Webhooks';
 import { CheckExternalIdBeforeEmail1795237522991 } from './1795237522991-CheckExternalIdBeforeEmail';
 import { NewIdFunction1795300000000 } from './1795300000000-NewIdFunction';
 import { ClaimableDeliveriesAndListIndexes1795400000000 } from './1795400000000-ClaimableDeliveriesAndListIndexes';
+import { MoneyConstraintsAndForeignKeys1795400000001 } from './1795400000001-MoneyConstraintsAndForeignKeys';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   CheckExternalIdBeforeEmail1795237522991,
   NewIdFunction1795300000000,
   ClaimableDeliveriesAndListIndexes1795400000000,
+  MoneyConstraintsAndForeignKeys1795400000001,
 ];
