@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -51,6 +51,17 @@ function startHost(dataDir: string | null): Promise<Host> {
   });
 }
 
+/** Runs `script` with node as another local user (nobody) and answers what it printed. */
+function runAsAnotherUser(script: string, env: Record<string, string>): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['-e', script], { cwd: '/', uid: NOBODY, gid: NOBODY, env });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', fail);
+    child.on('close', () => done(out));
+  });
+}
+
 /** Connects to `url` and runs `SELECT 1` as another local user (nobody): what any other process could do. */
 function connectAsAnotherUser(url: string): Promise<string> {
   const script = `
@@ -60,18 +71,7 @@ function connectAsAnotherUser(url: string): Promise<string> {
       () => { process.stdout.write('connected'); return client.end(); },
       (error) => process.stdout.write('refused: ' + (error.code || error.message)),
     );`;
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['-e', script], {
-      cwd: '/',
-      uid: NOBODY,
-      gid: NOBODY,
-      env: { DB_URL: url },
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', () => done(out));
-  });
+  return runAsAnotherUser(script, { DB_URL: url });
 }
 
 async function connectAsTheApp(url: string): Promise<string> {
@@ -163,6 +163,24 @@ describe('Embedded database', () => {
       TIMEOUT_MS,
     );
   });
+
+  it(
+    'should keep the data files in DATA_DIR out of reach of other local users',
+    async () => {
+      const dataDir = freshDataDir();
+      chmodSync(dataDir, 0o755); // as `mkdir data` makes it
+      await host(dataDir);
+      const script = `
+        const fs = require('fs');
+        for (const mode of ['r', 'r+']) {
+          try { fs.closeSync(fs.openSync(process.env.FILE, mode)); process.stdout.write(mode + ': opened;'); }
+          catch (error) { process.stdout.write(mode + ': ' + error.code + ';'); }
+        }`;
+      const controlFile = join(dataDir, 'pgdata', 'global', 'pg_control');
+      expect(await runAsAnotherUser(script, { FILE: controlFile })).toBe('r: EACCES;r+: EACCES;');
+    },
+    TIMEOUT_MS,
+  );
 
   it(
     'should fsync the write-ahead log before it acknowledges a commit in DATA_DIR',

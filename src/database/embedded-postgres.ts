@@ -41,6 +41,9 @@ async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durab
   if (!dataDir)
     return { db: await PGlite.create(), durability: 'Embedded database in memory: nothing is kept.' };
   const pgdata = join(dataDir, 'pgdata');
+  // PGlite makes its files mode 0666: the folder, 0700 as Postgres requires of its own, keeps other users out.
+  mkdirSync(pgdata, { recursive: true, mode: 0o700 });
+  chmodSync(pgdata, 0o700);
   const db = await PGlite.create({ dataDir: pgdata, startParams: DURABLE_START_PARAMS });
   if (!enableFsync(db)) {
     return {
