@@ -1,5 +1,6 @@
 import type { Page } from '../common/envelope/envelope';
 import { PageQueryDto } from '../common/pagination';
+import type { WriteScope } from '../common/request-context';
 import type { Tenant } from '../gateway/tenants/tenant.entity';
 import type { TenantsService } from '../gateway/tenants/tenants.service';
 import type { ApiToken } from '../gateway/tokens/api-token.entity';
@@ -42,6 +43,8 @@ export class CliCommands {
     private readonly tenants: TenantsService,
     private readonly tokens: TokensService,
     private readonly print: Print,
+    /** The scope of the command's writes: its events name the CLI as the actor. */
+    private readonly scope: WriteScope,
   ) {}
 
   async run(command: Exclude<CliCommand, { kind: 'help' }>): Promise<void> {
@@ -60,7 +63,7 @@ export class CliCommands {
   }
 
   private async createTenant(slug: string, name: string): Promise<void> {
-    const tenant = await this.tenants.create(slug, name);
+    const tenant = await this.tenants.create(this.scope, slug, name);
     this.print(`Created tenant ${tenant.slug} (${tenant.id}), name "${tenant.name}".`);
   }
 
@@ -73,7 +76,7 @@ export class CliCommands {
 
   private async createToken(command: Extract<CliCommand, { kind: 'token.create' }>): Promise<void> {
     const tenant = await this.tenant(command.tenant);
-    const { token, secret } = await this.tokens.issue({
+    const { token, secret } = await this.tokens.issue(this.scope, {
       tenant,
       name: command.name,
       scopes: command.scopes,
@@ -104,7 +107,7 @@ export class CliCommands {
 
   private async revokeToken(tenantRef: string, tokenId: string): Promise<void> {
     const tenant = await this.tenant(tenantRef);
-    const token = await this.tokens.revoke(tenant.id, tokenId);
+    const token = await this.tokens.revoke(this.scope, tenant.id, tokenId);
     this.print(`Revoked token ${token.id} of tenant ${tenant.slug} at ${token.revokedAt?.toISOString()}.`);
   }
 

@@ -5,7 +5,6 @@ import pino from 'pino';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';
 import { PinoNestLogger } from '../common/logging/logger';
-import { requestContext } from '../common/request-context';
 import { type AppConfig, ConfigError, loadConfig } from '../config/app-config';
 import { probeDatabase } from '../database/database-probe';
 import {
@@ -72,10 +71,11 @@ export async function runCli(argv: string[]): Promise<number> {
         abortOnError: false,
       },
     );
-    const commands = new CliCommands(context.get(TenantsService), context.get(TokensService), print);
-    await requestContext.run({ requestId: newId('req'), actor: { type: 'cli', id: null } }, () =>
-      commands.run(command),
-    );
+    const commands = new CliCommands(context.get(TenantsService), context.get(TokensService), print, {
+      requestId: newId('req'),
+      actor: { type: 'cli', id: null },
+    });
+    await commands.run(command);
     return EXIT_OK;
   } catch (error) {
     if (error instanceof CliError) return fail(error.message, error.exitCode);

@@ -6,13 +6,27 @@ export interface Actor {
   id: string | null;
 }
 
-export interface AuthContext {
+/**
+ * What a write carries into its transaction, passed to TransactionRunner as an argument: the request it belongs to,
+ * who acts (the events it writes name both), and the idempotency key to claim with the effect, if any.
+ */
+export interface WriteScope {
+  requestId: string | null;
+  actor: Actor;
+  idempotency?: IdempotencyClaim;
+}
+
+/** The authenticated caller, as a handler receives it (`@Auth()`): also the scope of the writes it makes. */
+export interface AuthContext extends WriteScope {
   tokenId: string;
   /** The tenant the request acts for (X-Tenant-ID, or the token's own). */
   tenantId: string;
   tokenTenantId: string;
   scopes: string[];
 }
+
+/** The scope of work no request asked for (workers, boot). */
+export const SYSTEM_SCOPE: WriteScope = { requestId: null, actor: { type: 'system', id: null } };
 
 /**
  * Set by the idempotency interceptor. TransactionRunner calls `claim` as the first statement of the request's
@@ -29,10 +43,8 @@ export interface IdempotencyClaim {
 
 export interface RequestContext {
   requestId: string;
-  auth?: AuthContext;
+  auth?: Pick<AuthContext, 'tokenId' | 'tenantId' | 'tokenTenantId' | 'scopes'>;
   idempotency?: IdempotencyClaim;
-  /** Set where no token acts (the CLI); when present it names the actor of the events written. */
-  actor?: Actor;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -46,10 +58,5 @@ export const requestContext = {
   },
   requestId(): string | null {
     return storage.getStore()?.requestId ?? null;
-  },
-  actor(): Actor {
-    const store = storage.getStore();
-    if (store?.actor) return store.actor;
-    return store?.auth ? { type: 'token', id: store.auth.tokenId } : { type: 'system', id: null };
   },
 };

@@ -1,5 +1,5 @@
 import { newId } from '../common/ids';
-import { requestContext } from '../common/request-context';
+import type { WriteScope } from '../common/request-context';
 import type { PreparedStatement } from '../database/prepared-query';
 import { EventRecord } from './event.entity';
 import type { EventType } from './event-types';
@@ -21,15 +21,16 @@ export function patternsFor(type: string): string[] {
   return [type, ...prefixes, '*'];
 }
 
-export function eventRecord(event: NewEvent): EventRecord {
+/** The event as it will be stored; the scope names the request and the actor behind it. */
+export function eventRecord(event: NewEvent, scope: WriteScope): EventRecord {
   return Object.assign(new EventRecord(), {
     id: newId('evt'),
     tenantId: event.tenantId,
     type: event.type,
     subjectId: event.subjectId,
     data: { object: event.object, ...event.details },
-    requestId: requestContext.requestId(),
-    actor: requestContext.actor(),
+    requestId: scope.requestId,
+    actor: scope.actor,
     createdAt: new Date(),
   });
 }

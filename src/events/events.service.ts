@@ -1,17 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { paginate } from '../common/pagination';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
 import { preparedQuery } from '../database/prepared-query';
+import type { Tx } from '../database/transaction-runner';
 import { APPEND_EVENT, eventFromRow, eventParams, eventRecord, type NewEvent } from './event-statement';
 
 export type { NewEvent } from './event-statement';
 
-/** Called after an append queued webhook deliveries, inside the appending transaction. */
+/** Called once a transaction that queued webhook deliveries has committed. */
 export type DeliveriesQueuedListener = () => void;
 
 @Injectable()
@@ -20,7 +21,7 @@ export class EventsService {
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Registers a listener told when an append queued webhook deliveries (the worker wakes after the commit). */
+  /** Registers a listener told when a transaction that queued webhook deliveries commits (the worker wakes). */
   onDeliveriesQueued(listener: DeliveriesQueuedListener): void {
     this.deliveriesQueued.push(listener);
   }
@@ -30,22 +31,22 @@ export class EventsService {
    * webhook deliveries in the same statement (the outbox, see eventCtes). `fanOut: false` queues none (a webhook test
    * ping goes to one endpoint only).
    */
-  async append(
-    manager: EntityManager,
-    event: NewEvent,
-    options: { fanOut?: boolean } = {},
-  ): Promise<EventRecord> {
-    const record = eventRecord(event);
+  async append(tx: Tx, event: NewEvent, options: { fanOut?: boolean } = {}): Promise<EventRecord> {
+    const record = eventRecord(event, tx.scope);
     const fanOut = options.fanOut !== false;
     const statement = fanOut ? APPEND_EVENT.fannedOut : APPEND_EVENT.alone;
-    const rows = await preparedQuery<{ deliveries: number }>(manager, statement, eventParams(record, fanOut));
-    this.queued(rows[0].deliveries);
+    const rows = await preparedQuery<{ deliveries: number }>(
+      tx.manager,
+      statement,
+      eventParams(record, fanOut),
+    );
+    this.queued(tx, rows[0].deliveries);
     return record;
   }
 
-  /** Tells the listeners when `deliveries` (the count an eventCtes statement selected) is more than zero. */
-  queued(deliveries: number): void {
-    if (deliveries > 0) for (const listener of this.deliveriesQueued) listener();
+  /** When `deliveries` (the count an eventCtes statement selected) is more than zero, tells the listeners on commit. */
+  queued(tx: Tx, deliveries: number): void {
+    if (deliveries > 0) for (const listener of this.deliveriesQueued) tx.afterCommit(listener);
   }
 
   list(tenantId: string, query: ListEventsQueryDto): Promise<Page<EventRecord>> {

@@ -1,3 +1,4 @@
+import { SYSTEM_SCOPE } from '../common/request-context';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,7 +44,7 @@ export class BootstrapService {
     }
     const tenant = await this.tenants.ensure(DEFAULT_TENANT_SLUG, 'Default tenant');
     try {
-      await this.tokens.issue({
+      await this.tokens.issue(SYSTEM_SCOPE, {
         tenant,
         name: 'bootstrap (API_BOOTSTRAP_TOKEN)',
         scopes: ['platform:admin'],
@@ -61,7 +62,7 @@ export class BootstrapService {
     const file = process.stdout.isTTY ? null : this.createTokenFile();
     try {
       const tenant = await this.tenants.ensure(DEFAULT_TENANT_SLUG, 'Default tenant');
-      const { secret } = await this.tokens.issue({
+      const { secret } = await this.tokens.issue(SYSTEM_SCOPE, {
         tenant,
         name: 'first admin token',
         scopes: ['platform:admin'],

@@ -41,7 +41,7 @@ export class SubscribersController {
     'invalid_reference',
   )
   async create(@Auth() auth: AuthContext, @Body() dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
-    return this.subscribers.create(auth.tenantId, dto);
+    return this.subscribers.create(auth, dto);
   }
 
   @Get()
@@ -86,7 +86,7 @@ export class SubscribersController {
     @Param('id') id: string,
     @Body() dto: UpdateSubscriberDto,
   ): Promise<SubscriberDto> {
-    return SubscriberDto.from(await this.subscribers.update(auth.tenantId, id, dto));
+    return SubscriberDto.from(await this.subscribers.update(auth, id, dto));
   }
 
   @Post(':id/status')
@@ -105,6 +105,6 @@ export class SubscribersController {
     @Param('id') id: string,
     @Body() dto: ChangeStatusDto,
   ): Promise<SubscriberDto> {
-    return this.subscribers.changeStatus(auth.tenantId, id, dto);
+    return this.subscribers.changeStatus(auth, id, dto);
   }
 }

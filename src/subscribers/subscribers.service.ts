@@ -8,7 +8,8 @@ import { isUniqueViolation } from '../common/errors/postgres-errors';
 import { newId } from '../common/ids';
 import { paginate } from '../common/pagination';
 import { metadataProblem } from '../common/validation/is-metadata';
-import { TransactionRunner } from '../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
+import type { AuthContext } from '../common/request-context';
 import { EventsService } from '../events/events.service';
 import { ChangeStatusDto } from './dto/change-status.dto';
 import { CreateSubscriberDto } from './dto/create-subscriber.dto';
@@ -94,20 +95,26 @@ export class SubscribersService {
     private readonly billingProfiles: BillingProfilesService,
   ) {}
 
-  async create(tenantId: string, dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
+  async create(auth: AuthContext, dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
+    const { tenantId } = auth;
     const subscriber = newSubscriber(tenantId, dto);
     const answer = CreatedSubscriberDto.from(subscriber);
     try {
       if (dto.billing_profile_id) {
         const billingProfileId = dto.billing_profile_id;
-        return await this.tx.run(async (manager) => {
-          await this.billingProfiles.assertExists(manager, tenantId, billingProfileId, 'billing_profile_id');
-          await this.insertWithEvent(manager, subscriber);
+        return await this.tx.run(auth, async (tx) => {
+          await this.billingProfiles.assertExists(
+            tx.manager,
+            tenantId,
+            billingProfileId,
+            'billing_profile_id',
+          );
+          await this.insertWithEvent(tx, subscriber);
           return answer;
         });
       }
-      return await this.tx.runStatement(async (manager) => {
-        await this.insertWithEvent(manager, subscriber);
+      return await this.tx.runStatement(auth, async (tx) => {
+        await this.insertWithEvent(tx, subscriber);
         return answer;
       });
     } catch (error) {
@@ -116,23 +123,28 @@ export class SubscribersService {
   }
 
   /** The subscriber, its `subscriber.created` event and that event's webhook deliveries: one statement. */
-  private async insertWithEvent(manager: EntityManager, subscriber: Subscriber): Promise<void> {
-    const event = eventRecord({
-      tenantId: subscriber.tenantId,
-      type: 'subscriber.created',
-      subjectId: subscriber.id,
-      object: SubscriberDto.from(subscriber),
-    });
-    const rows = await preparedQuery<{ deliveries: number }>(manager, CREATE_SUBSCRIBER, [
+  private async insertWithEvent(tx: Tx, subscriber: Subscriber): Promise<void> {
+    const event = eventRecord(
+      {
+        tenantId: subscriber.tenantId,
+        type: 'subscriber.created',
+        subjectId: subscriber.id,
+        object: SubscriberDto.from(subscriber),
+      },
+      tx.scope,
+    );
+    const rows = await preparedQuery<{ deliveries: number }>(tx.manager, CREATE_SUBSCRIBER, [
       ...subscriberParams(subscriber),
       ...eventParams(event, true),
     ]);
-    this.events.queued(rows[0].deliveries);
+    this.events.queued(tx, rows[0].deliveries);
   }
 
-  async update(tenantId: string, id: string, dto: UpdateSubscriberDto): Promise<Subscriber> {
+  async update(auth: AuthContext, id: string, dto: UpdateSubscriberDto): Promise<Subscriber> {
+    const { tenantId } = auth;
     try {
-      return await this.tx.run(async (manager) => {
+      return await this.tx.run(auth, async (tx) => {
+        const { manager } = tx;
         const subscriber = await lockForUpdate(manager, Subscriber, tenantId, id, 'subscriber');
         if (subscriber.status === SubscriberStatus.Archived) {
           throw new ApiError('invalid_state_transition', 'An archived subscriber is read-only.', 'status');
@@ -141,7 +153,7 @@ export class SubscribersService {
         if (changed.length === 0) return subscriber;
         subscriber.updatedAt = new Date();
         await manager.save(Subscriber, subscriber);
-        await this.events.append(manager, {
+        await this.events.append(tx, {
           tenantId,
           type: 'subscriber.updated',
           subjectId: subscriber.id,
@@ -155,7 +167,8 @@ export class SubscribersService {
     }
   }
 
-  changeStatus(tenantId: string, id: string, dto: ChangeStatusDto): Promise<SubscriberDto> {
+  changeStatus(auth: AuthContext, id: string, dto: ChangeStatusDto): Promise<SubscriberDto> {
+    const { tenantId } = auth;
     const suspending = dto.status === SubscriberStatus.Suspended;
     if (suspending && dto.reason === undefined) {
       throw new ApiError(
@@ -171,7 +184,8 @@ export class SubscribersService {
         'reason',
       );
     }
-    return this.tx.run(async (manager) => {
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const subscriber = await lockForUpdate(manager, Subscriber, tenantId, id, 'subscriber');
       const from = subscriber.status;
       subscriber.status = assertTransition(from, dto.status);
@@ -179,7 +193,7 @@ export class SubscribersService {
       subscriber.updatedAt = new Date();
       await manager.save(Subscriber, subscriber);
       const answer = SubscriberDto.from(subscriber);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'subscriber.status_changed',
         subjectId: subscriber.id,

@@ -53,7 +53,7 @@ export class WebhooksController {
   @ApiEnvelope(WebhookWithSecretDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
   create(@Auth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
-    return this.webhooks.create(auth.tenantId, dto);
+    return this.webhooks.create(auth, dto);
   }
 
   @Get(':id')
@@ -75,7 +75,7 @@ export class WebhooksController {
     @Param('id') id: string,
     @Body() dto: UpdateWebhookDto,
   ): Promise<WebhookDto> {
-    return WebhookDto.from(await this.webhooks.update(auth.tenantId, id, dto));
+    return WebhookDto.from(await this.webhooks.update(auth, id, dto));
   }
 
   @Delete(':id')
@@ -84,7 +84,7 @@ export class WebhooksController {
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async remove(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
-    return WebhookDto.from(await this.webhooks.remove(auth.tenantId, id));
+    return WebhookDto.from(await this.webhooks.remove(auth, id));
   }
 
   @Post(':id/rotate-secret')
@@ -95,7 +95,7 @@ export class WebhooksController {
   @ApiEnvelope(WebhookWithSecretDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async rotateSecret(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookWithSecretDto> {
-    return WebhookWithSecretDto.from(await this.webhooks.rotateSecret(auth.tenantId, id));
+    return WebhookWithSecretDto.from(await this.webhooks.rotateSecret(auth, id));
   }
 
   @Post(':id/test')
@@ -105,7 +105,7 @@ export class WebhooksController {
   @ApiEnvelope(WebhookTestDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async test(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookTestDto> {
-    return this.webhooks.sendTest(auth.tenantId, id);
+    return this.webhooks.sendTest(auth, id);
   }
 
   @Get(':id/deliveries')
@@ -154,6 +154,6 @@ export class WebhookDeliveriesController {
   @ApiEnvelope(RedeliveryDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async redeliver(@Auth() auth: AuthContext, @Param('id') id: string): Promise<RedeliveryDto> {
-    return this.webhooks.redeliver(auth.tenantId, id);
+    return this.webhooks.redeliver(auth, id);
   }
 }

@@ -6,7 +6,8 @@ import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';
 import { paginate, PageQueryDto } from '../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { afterCommit, TransactionRunner } from '../database/transaction-runner';
+import type { AuthContext } from '../common/request-context';
+import { TransactionRunner } from '../database/transaction-runner';
 import { EventRecord } from '../events/event.entity';
 import { EventsService } from '../events/events.service';
 import { assertPublicHost, ForbiddenAddressError, hostOf } from './callback-address';
@@ -39,12 +40,14 @@ export class WebhooksService implements OnModuleInit {
 
   onModuleInit(): void {
     // Deliveries are queued by the event's own statement (eventCtes); the worker wakes once that commits.
-    this.events.onDeliveriesQueued(() => afterCommit(() => this.worker.wake()));
+    this.events.onDeliveriesQueued(() => this.worker.wake());
   }
 
-  async create(tenantId: string, dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
+  async create(auth: AuthContext, dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
+    const { tenantId } = auth;
     await this.assertCallbackUrl(dto.url);
-    return this.tx.run(async (manager) => {
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const now = new Date();
       const webhook = manager.create(Webhook, {
         id: newId('whk'),
@@ -62,7 +65,7 @@ export class WebhooksService implements OnModuleInit {
         updatedAt: now,
       });
       await manager.insert(Webhook, webhook);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'webhook.created',
         subjectId: webhook.id,
@@ -72,9 +75,11 @@ export class WebhooksService implements OnModuleInit {
     });
   }
 
-  async update(tenantId: string, id: string, dto: UpdateWebhookDto): Promise<Webhook> {
+  async update(auth: AuthContext, id: string, dto: UpdateWebhookDto): Promise<Webhook> {
+    const { tenantId } = auth;
     if (dto.url !== undefined) await this.assertCallbackUrl(dto.url);
-    return this.tx.run(async (manager) => {
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       if (dto.url !== undefined) webhook.url = dto.url;
       if (dto.events !== undefined) webhook.events = [...new Set(dto.events)];
@@ -88,25 +93,27 @@ export class WebhooksService implements OnModuleInit {
       webhook.updatedAt = new Date();
       await manager.save(Webhook, webhook);
       if (disabling) await cancelPendingDeliveries(manager, tenantId, webhook.id);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'webhook.updated',
         subjectId: webhook.id,
         object: WebhookDto.from(webhook),
       });
-      if (webhook.enabled) afterCommit(() => this.worker.wake());
+      if (webhook.enabled) tx.afterCommit(() => this.worker.wake());
       return webhook;
     });
   }
 
-  remove(tenantId: string, id: string): Promise<Webhook> {
-    return this.tx.run(async (manager) => {
+  remove(auth: AuthContext, id: string): Promise<Webhook> {
+    const { tenantId } = auth;
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       // Attempts first: each references its delivery (foreign keys).
       await manager.delete(WebhookAttempt, { tenantId, webhookId: id });
       await manager.delete(WebhookDelivery, { tenantId, webhookId: id });
       await manager.delete(Webhook, { id });
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'webhook.deleted',
         subjectId: webhook.id,
@@ -117,15 +124,17 @@ export class WebhooksService implements OnModuleInit {
   }
 
   /** A new secret; the old one keeps signing beside it for 24 h so receivers can switch without losing events. */
-  rotateSecret(tenantId: string, id: string): Promise<Webhook> {
-    return this.tx.run(async (manager) => {
+  rotateSecret(auth: AuthContext, id: string): Promise<Webhook> {
+    const { tenantId } = auth;
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       webhook.previousSecret = webhook.secret;
       webhook.previousSecretExpiresAt = new Date(Date.now() + SECRET_GRACE_MS);
       webhook.secret = generateWebhookSecret();
       webhook.updatedAt = new Date();
       await manager.save(Webhook, webhook);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'webhook.secret_rotated',
         subjectId: webhook.id,
@@ -136,24 +145,28 @@ export class WebhooksService implements OnModuleInit {
   }
 
   /** Sends a `webhook.test` event to this endpoint alone. */
-  sendTest(tenantId: string, id: string): Promise<WebhookTestDto> {
-    return this.tx.run(async (manager) => {
+  sendTest(auth: AuthContext, id: string): Promise<WebhookTestDto> {
+    const { tenantId } = auth;
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
       this.assertEnabled(webhook);
       const event = await this.events.append(
-        manager,
+        tx,
         { tenantId, type: 'webhook.test', subjectId: webhook.id, object: WebhookDto.from(webhook) },
         { fanOut: false },
       );
       const delivery = await this.queueDelivery(manager, event, webhook.id);
-      afterCommit(() => this.worker.wake());
+      tx.afterCommit(() => this.worker.wake());
       return { event_id: event.id, delivery_id: delivery.id };
     });
   }
 
   /** Sends the event of a past delivery again, as a new delivery with a fresh attempt count. */
-  redeliver(tenantId: string, deliveryId: string): Promise<RedeliveryDto> {
-    return this.tx.run(async (manager) => {
+  redeliver(auth: AuthContext, deliveryId: string): Promise<RedeliveryDto> {
+    const { tenantId } = auth;
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const original = await manager.findOneBy(WebhookDelivery, { tenantId, id: deliveryId });
       if (!original) throw ApiError.notFound('webhook delivery', deliveryId);
       this.assertEnabled(await lockForUpdate(manager, Webhook, tenantId, original.webhookId, 'webhook'));
@@ -162,7 +175,7 @@ export class WebhooksService implements OnModuleInit {
         { id: original.eventId, type: original.eventType, tenantId },
         original.webhookId,
       );
-      afterCommit(() => this.worker.wake());
+      tx.afterCommit(() => this.worker.wake());
       return {
         id: delivery.id,
         webhook_id: delivery.webhookId,

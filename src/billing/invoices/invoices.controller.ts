@@ -27,7 +27,7 @@ export class InvoicesController {
   @ApiEnvelope(InvoiceDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'invalid_reference')
   async create(@Auth() auth: AuthContext, @Body() dto: CreateInvoiceDto): Promise<InvoiceDto> {
-    return this.invoices.create(auth.tenantId, dto);
+    return this.invoices.create(auth, dto);
   }
 
   @Get()
@@ -56,7 +56,7 @@ export class InvoicesController {
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async finalize(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
-    return this.invoices.finalize(auth.tenantId, id);
+    return this.invoices.finalize(auth, id);
   }
 
   @Post(':id/void')
@@ -66,6 +66,6 @@ export class InvoicesController {
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async void(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
-    return this.invoices.void(auth.tenantId, id);
+    return this.invoices.void(auth, id);
   }
 }

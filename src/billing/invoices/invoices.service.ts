@@ -1,3 +1,4 @@
+import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -6,7 +7,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { MAX_AMOUNT } from '../../common/money';
 import { paginate } from '../../common/pagination';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import type { EventType } from '../../events/event-types';
 import { EventsService } from '../../events/events.service';
 import { SubscribersService } from '../../subscribers/subscribers.service';
@@ -33,7 +34,8 @@ export class InvoicesService {
     private readonly ledger: LedgerService,
   ) {}
 
-  create(tenantId: string, dto: CreateInvoiceDto): Promise<InvoiceDto> {
+  create(auth: AuthContext, dto: CreateInvoiceDto): Promise<InvoiceDto> {
+    const { tenantId } = auth;
     const lines: InvoiceLine[] = dto.lines.map((line) => ({
       ...line,
       amount: line.quantity * line.unit_amount,
@@ -50,7 +52,8 @@ export class InvoicesService {
         'lines',
       );
     }
-    return this.tx.run(async (manager) => {
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id');
       const now = new Date();
       const status = dto.draft ? InvoiceStatus.Draft : issuedStatus(total);
@@ -72,19 +75,21 @@ export class InvoicesService {
         updatedAt: now,
       });
       await manager.insert(Invoice, invoice);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'invoice.created',
         subjectId: invoice.id,
         object: InvoiceDto.from(invoice),
       });
-      if (!dto.draft) await this.open(manager, invoice);
+      if (!dto.draft) await this.open(tx, invoice);
       return InvoiceDto.from(invoice);
     });
   }
 
-  finalize(tenantId: string, id: string): Promise<InvoiceDto> {
-    return this.tx.run(async (manager) => {
+  finalize(auth: AuthContext, id: string): Promise<InvoiceDto> {
+    const { tenantId } = auth;
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
       if (invoice.status !== InvoiceStatus.Draft) {
         throw new ApiError(
@@ -97,13 +102,15 @@ export class InvoicesService {
       invoice.paidAt = invoice.status === InvoiceStatus.Paid ? invoice.finalizedAt : null;
       invoice.updatedAt = invoice.finalizedAt;
       await manager.save(Invoice, invoice);
-      await this.open(manager, invoice);
+      await this.open(tx, invoice);
       return InvoiceDto.from(invoice);
     });
   }
 
-  void(tenantId: string, id: string): Promise<InvoiceDto> {
-    return this.tx.run(async (manager) => {
+  void(auth: AuthContext, id: string): Promise<InvoiceDto> {
+    const { tenantId } = auth;
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
       if (invoice.status === InvoiceStatus.Void) {
         throw new ApiError('invalid_state_transition', 'The invoice is already void.');
@@ -126,7 +133,7 @@ export class InvoicesService {
           sourceId: invoice.id,
         });
       }
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'invoice.voided',
         subjectId: invoice.id,
@@ -161,7 +168,8 @@ export class InvoicesService {
   }
 
   /** The invoice now counts as owed: it enters the ledger. */
-  private async open(manager: EntityManager, invoice: Invoice): Promise<void> {
+  private async open(tx: Tx, invoice: Invoice): Promise<void> {
+    const { manager } = tx;
     if (invoice.total > 0) {
       await this.ledger.post(manager, {
         tenantId: invoice.tenantId,
@@ -175,7 +183,7 @@ export class InvoicesService {
     const types: EventType[] =
       invoice.status === InvoiceStatus.Paid ? ['invoice.finalized', 'invoice.paid'] : ['invoice.finalized'];
     for (const type of types) {
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId: invoice.tenantId,
         type,
         subjectId: invoice.id,

@@ -31,7 +31,7 @@ export class BillingProfilesController {
   @ApiEnvelope(BillingProfileDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
   async create(@Auth() auth: AuthContext, @Body() dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
-    return this.profiles.create(auth.tenantId, dto);
+    return this.profiles.create(auth, dto);
   }
 
   @Get()
@@ -62,6 +62,6 @@ export class BillingProfilesController {
     @Param('id') id: string,
     @Body() dto: UpdateBillingProfileDto,
   ): Promise<BillingProfileDto> {
-    return BillingProfileDto.from(await this.profiles.update(auth.tenantId, id, dto));
+    return BillingProfileDto.from(await this.profiles.update(auth, id, dto));
   }
 }

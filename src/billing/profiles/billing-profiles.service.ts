@@ -1,3 +1,4 @@
+import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -25,8 +26,10 @@ export class BillingProfilesService {
     private readonly events: EventsService,
   ) {}
 
-  create(tenantId: string, dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
-    return this.tx.run(async (manager) => {
+  create(auth: AuthContext, dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
+    const { tenantId } = auth;
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const now = new Date();
       const profile = manager.create(BillingProfile, {
         id: newId('bp'),
@@ -40,7 +43,7 @@ export class BillingProfilesService {
         updatedAt: now,
       });
       await manager.insert(BillingProfile, profile);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'billing_profile.created',
         subjectId: profile.id,
@@ -50,11 +53,13 @@ export class BillingProfilesService {
     });
   }
 
-  update(tenantId: string, id: string, dto: UpdateBillingProfileDto): Promise<BillingProfile> {
+  update(auth: AuthContext, id: string, dto: UpdateBillingProfileDto): Promise<BillingProfile> {
+    const { tenantId } = auth;
     for (const field of NOT_NULLABLE) {
       if (dto[field] === null) throw new ApiError('validation_failed', `${field} cannot be null.`, field);
     }
-    return this.tx.run(async (manager) => {
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const profile = await lockForUpdate(manager, BillingProfile, tenantId, id, 'billing profile');
       const changes: Partial<BillingProfile> = {
         name: dto.name,
@@ -71,7 +76,7 @@ export class BillingProfilesService {
         updatedAt: new Date(),
       });
       await manager.save(BillingProfile, profile);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'billing_profile.updated',
         subjectId: profile.id,

@@ -1,8 +1,9 @@
+import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import { InvoiceDto } from '../invoices/dto/invoice-response.dto';
 import { Invoice, InvoiceStatus, PAYABLE_STATUSES } from '../invoices/invoice.entity';
@@ -29,9 +30,11 @@ export class AllocatePaymentUseCase {
     private readonly events: EventsService,
   ) {}
 
-  execute(tenantId: string, transactionId: string, dto: AllocateDto): Promise<TransactionDto> {
+  execute(auth: AuthContext, transactionId: string, dto: AllocateDto): Promise<TransactionDto> {
+    const { tenantId } = auth;
     const form = this.formOf(dto);
-    return this.tx.run(async (manager) => {
+    return this.tx.run(auth, async (tx) => {
+      const { manager } = tx;
       const transaction = await lockForUpdate(manager, Transaction, tenantId, transactionId, 'transaction');
       if (!ALLOCATABLE_KINDS.includes(transaction.kind)) {
         throw new ApiError(
@@ -53,7 +56,7 @@ export class AllocatePaymentUseCase {
           form === 'invoices' ? 'allocations' : 'amount',
         );
       }
-      if (plan.length > 0) await this.apply(manager, transaction, plan);
+      if (plan.length > 0) await this.apply(tx, transaction, plan);
       const allocations = await manager.find(Allocation, {
         where: { tenantId, transactionId },
         order: { createdAt: 'ASC', id: 'ASC' },
@@ -185,7 +188,8 @@ export class AllocatePaymentUseCase {
     }
   }
 
-  private async apply(manager: EntityManager, transaction: Transaction, plan: Planned[]): Promise<void> {
+  private async apply(tx: Tx, transaction: Transaction, plan: Planned[]): Promise<void> {
+    const { manager } = tx;
     const now = new Date();
     const allocations = plan.map((item) =>
       manager.create(Allocation, {
@@ -220,7 +224,7 @@ export class AllocatePaymentUseCase {
         { amountPaid: invoice.amountPaid, status: invoice.status, paidAt: invoice.paidAt, updatedAt: now },
       );
       if (invoice.status === InvoiceStatus.Paid) {
-        await this.events.append(manager, {
+        await this.events.append(tx, {
           tenantId: invoice.tenantId,
           type: 'invoice.paid',
           subjectId: invoice.id,
@@ -228,7 +232,7 @@ export class AllocatePaymentUseCase {
         });
       }
     }
-    await this.events.append(manager, {
+    await this.events.append(tx, {
       tenantId: transaction.tenantId,
       type: 'transaction.allocated',
       subjectId: transaction.id,

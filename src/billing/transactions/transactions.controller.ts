@@ -57,7 +57,7 @@ export class TransactionsController {
     'refund_exceeds_refundable',
   )
   async create(@Auth() auth: AuthContext, @Body() dto: CreateTransactionDto): Promise<TransactionDto> {
-    return this.transactions.create(auth.tenantId, dto);
+    return this.transactions.create(auth, dto);
   }
 
   @Get(':transaction_id')
@@ -96,6 +96,6 @@ export class TransactionsController {
     @Param('transaction_id') id: string,
     @Body() dto: AllocateDto,
   ): Promise<TransactionDto> {
-    return this.allocatePayment.execute(auth.tenantId, id, dto);
+    return this.allocatePayment.execute(auth, id, dto);
   }
 }

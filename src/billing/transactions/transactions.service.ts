@@ -1,3 +1,4 @@
+import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -6,7 +7,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
 import { paginate } from '../../common/pagination';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import { SubscribersService } from '../../subscribers/subscribers.service';
 import { LedgerEntryType } from '../ledger/ledger-entry.entity';
@@ -33,7 +34,8 @@ export class TransactionsService {
     private readonly ledger: LedgerService,
   ) {}
 
-  async create(tenantId: string, dto: CreateTransactionDto): Promise<TransactionDto> {
+  async create(auth: AuthContext, dto: CreateTransactionDto): Promise<TransactionDto> {
+    const { tenantId } = auth;
     const isRefund = dto.kind === TransactionKind.Refund;
     if (isRefund && dto.refund_of === undefined) {
       throw new ApiError(
@@ -46,7 +48,8 @@ export class TransactionsService {
       throw new ApiError('validation_failed', 'refund_of is only for refunds.', 'refund_of');
     }
     try {
-      return await this.tx.run(async (manager) => {
+      return await this.tx.run(auth, async (tx) => {
+        const { manager } = tx;
         await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id');
         const transaction = manager.create(Transaction, {
           id: newId('txn'),
@@ -67,7 +70,7 @@ export class TransactionsService {
           refundedAmount: 0,
           createdAt: new Date(),
         });
-        if (isRefund) await this.drawRefund(manager, transaction);
+        if (isRefund) await this.drawRefund(tx, transaction);
         await manager.insert(Transaction, transaction);
         const { type, sign } = LEDGER_SIGN[transaction.kind];
         await this.ledger.post(manager, {
@@ -78,7 +81,7 @@ export class TransactionsService {
           amount: sign * transaction.amount,
           sourceId: transaction.id,
         });
-        await this.events.append(manager, {
+        await this.events.append(tx, {
           tenantId,
           type: 'transaction.created',
           subjectId: transaction.id,
@@ -132,7 +135,8 @@ export class TransactionsService {
   }
 
   /** A refund draws on its payment's unallocated, unrefunded remainder, under the payment's row lock. */
-  private async drawRefund(manager: EntityManager, refund: Transaction): Promise<void> {
+  private async drawRefund(tx: Tx, refund: Transaction): Promise<void> {
+    const { manager } = tx;
     const payment = await manager.findOne(Transaction, {
       where: { tenantId: refund.tenantId, id: refund.refundOf! },
       lock: { mode: 'pessimistic_write' },
@@ -163,7 +167,7 @@ export class TransactionsService {
     }
     payment.refundedAmount += refund.amount;
     await manager.update(Transaction, { id: payment.id }, { refundedAmount: payment.refundedAmount });
-    await this.events.append(manager, {
+    await this.events.append(tx, {
       tenantId: payment.tenantId,
       type: 'transaction.refunded',
       subjectId: payment.id,

@@ -12,9 +12,18 @@ export const Public = () => SetMetadata(IS_PUBLIC, true);
 /** The scopes a route requires; a token needs all of them. */
 export const RequireScopes = (...scopes: Scope[]) => SetMetadata(REQUIRED_SCOPES, scopes);
 
-/** The authenticated caller: token, scopes and the tenant this request acts for. */
+/**
+ * The authenticated caller (token, scopes, the tenant this request acts for), which is also the scope its writes run
+ * in: the request id, the token as actor and the idempotency key the interceptor set up, handed to the transaction.
+ */
 export const Auth = createParamDecorator((_data: unknown, _ctx: ExecutionContext): AuthContext => {
-  const auth = requestContext.get()?.auth;
+  const context = requestContext.get();
+  const auth = context?.auth;
   if (!auth) throw new ApiError('authentication_required', 'A bearer token is required.');
-  return auth;
+  return {
+    ...auth,
+    requestId: context.requestId,
+    actor: { type: 'token', id: auth.tokenId },
+    idempotency: context.idempotency,
+  };
 });

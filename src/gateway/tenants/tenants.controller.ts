@@ -3,7 +3,8 @@ import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Page } from '../../common/envelope/envelope';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
-import { RequireScopes } from '../auth/auth.decorators';
+import type { AuthContext } from '../../common/request-context';
+import { Auth, RequireScopes } from '../auth/auth.decorators';
 import { CreateTenantDto, TenantResponseDto } from './dto/tenant.dto';
 import { TenantsService } from './tenants.service';
 
@@ -26,8 +27,8 @@ export class TenantsController {
     'validation_failed',
     'duplicate_tenant',
   )
-  async create(@Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
-    return this.tenants.create(dto.slug, dto.name);
+  create(@Auth() auth: AuthContext, @Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
+    return this.tenants.create(auth, dto.slug, dto.name);
   }
 
   @Get()

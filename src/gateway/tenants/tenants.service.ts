@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
 import { paginate, PageQueryDto } from '../../common/pagination';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { SYSTEM_SCOPE, type WriteScope } from '../../common/request-context';
+import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import { TenantResponseDto } from './dto/tenant.dto';
 import { Tenant } from './tenant.entity';
@@ -21,10 +22,10 @@ export class TenantsService {
     private readonly events: EventsService,
   ) {}
 
-  async create(slug: string, name: string): Promise<TenantResponseDto> {
+  async create(scope: WriteScope, slug: string, name: string): Promise<TenantResponseDto> {
     try {
-      return await this.tx.run(async (manager) =>
-        TenantResponseDto.from(await this.insert(manager, slug, name)),
+      return await this.tx.run(scope, async (tx) =>
+        TenantResponseDto.from(await this.insert(tx, slug, name)),
       );
     } catch (error) {
       if (isUniqueViolation(error, 'uq_tenants_slug')) {
@@ -39,7 +40,7 @@ export class TenantsService {
     const existing = await this.findByIdOrSlug(slug);
     if (existing) return existing;
     try {
-      return await this.tx.run((manager) => this.insert(manager, slug, name));
+      return await this.tx.run(SYSTEM_SCOPE, (tx) => this.insert(tx, slug, name));
     } catch (error) {
       const raced = await this.findByIdOrSlug(slug);
       if (raced) return raced;
@@ -56,10 +57,10 @@ export class TenantsService {
     return paginate(this.dataSource.getRepository(Tenant).createQueryBuilder('tenant'), query);
   }
 
-  private async insert(manager: EntityManager, slug: string, name: string): Promise<Tenant> {
-    const tenant = manager.create(Tenant, { id: newId('ten'), slug, name, createdAt: new Date() });
-    await manager.insert(Tenant, tenant);
-    await this.events.append(manager, {
+  private async insert(tx: Tx, slug: string, name: string): Promise<Tenant> {
+    const tenant = tx.manager.create(Tenant, { id: newId('ten'), slug, name, createdAt: new Date() });
+    await tx.manager.insert(Tenant, tenant);
+    await this.events.append(tx, {
       tenantId: tenant.id,
       type: 'tenant.created',
       subjectId: tenant.id,

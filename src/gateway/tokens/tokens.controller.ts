@@ -56,6 +56,6 @@ export class TokensController {
   @ApiEnvelope(TokenResponseDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async revoke(@Auth() auth: AuthContext, @Param('id') id: string): Promise<TokenResponseDto> {
-    return TokenResponseDto.from(await this.tokens.revoke(auth.tenantId, id, auth.scopes));
+    return TokenResponseDto.from(await this.tokens.revoke(auth, auth.tenantId, id, auth.scopes));
   }
 }

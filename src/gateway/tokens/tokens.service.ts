@@ -5,10 +5,10 @@ import { Page } from '../../common/envelope/envelope';
 import { newId } from '../../common/ids';
 import { paginate, PageQueryDto } from '../../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { afterCommit, TransactionRunner } from '../../database/transaction-runner';
+import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import { ApiError } from '../../common/errors/api-error';
-import type { AuthContext } from '../../common/request-context';
+import type { AuthContext, WriteScope } from '../../common/request-context';
 import { hasScope, PLATFORM_ADMIN, type Scope, scopesNotHeld } from '../auth/scopes';
 import { Tenant } from '../tenants/tenant.entity';
 import { TenantsService } from '../tenants/tenants.service';
@@ -65,7 +65,12 @@ export class TokensService {
     if (expiresAt && expiresAt.getTime() <= Date.now()) {
       throw new ApiError('validation_failed', 'expires_at must be in the future.', 'expires_at');
     }
-    const { token, secret } = await this.issue({ tenant, name: dto.name, scopes: dto.scopes, expiresAt });
+    const { token, secret } = await this.issue(caller, {
+      tenant,
+      name: dto.name,
+      scopes: dto.scopes,
+      expiresAt,
+    });
     return { ...TokenResponseDto.from(token), token: secret };
   }
 
@@ -98,9 +103,10 @@ export class TokensService {
     return (result.affected ?? 0) > 0;
   }
 
-  issue(input: NewToken): Promise<IssuedToken> {
+  issue(scope: WriteScope, input: NewToken): Promise<IssuedToken> {
     const secret = input.secret ?? generateTokenSecret();
-    return this.dataSource.transaction(async (manager) => {
+    return this.tx.run({ ...scope, idempotency: undefined }, async (tx) => {
+      const { manager } = tx;
       const token = manager.create(ApiToken, {
         id: newId('tok'),
         tenantId: input.tenant.id,
@@ -114,7 +120,7 @@ export class TokensService {
         createdAt: new Date(),
       });
       await manager.insert(ApiToken, token);
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId: token.tenantId,
         type: 'token.created',
         subjectId: token.id,
@@ -174,11 +180,13 @@ export class TokensService {
 
   /** `callerScopes` (null from the CLI): a token may only revoke a token whose scopes it holds. */
   async revoke(
+    scope: WriteScope,
     tenantId: string,
     id: string,
     callerScopes: readonly string[] | null = null,
   ): Promise<ApiToken> {
-    return this.tx.run(async (manager) => {
+    return this.tx.run(scope, async (tx) => {
+      const { manager } = tx;
       const token = await lockForUpdate(manager, ApiToken, tenantId, id, 'token');
       if (callerScopes && scopesNotHeld(callerScopes, token.scopes).length > 0) {
         throw new ApiError(
@@ -190,9 +198,9 @@ export class TokensService {
       token.revokedAt = new Date();
       // Forget now and again once committed: a lookup racing the revocation must not re-cache the live row.
       this.cache.forget(token.tokenHash);
-      afterCommit(() => this.cache.forget(token.tokenHash));
+      tx.afterCommit(() => this.cache.forget(token.tokenHash));
       await manager.update(ApiToken, { id, revokedAt: IsNull() }, { revokedAt: token.revokedAt });
-      await this.events.append(manager, {
+      await this.events.append(tx, {
         tenantId,
         type: 'token.revoked',
         subjectId: token.id,
