@@ -1,5 +1,7 @@
 import type autocannon from 'autocannon';
 
+export const log = (line: string) => process.stdout.write(`${line}\n`);
+
 export interface Measurement {
   case: string;
   label: string;

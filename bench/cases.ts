@@ -1,0 +1,191 @@
+import type { BillingSeed } from './seed';
+import { SEED_CURRENCY } from './seed';
+
+export const BOOTSTRAP_TOKEN = 'isk_bench_0123456789abcdefghijklmnopqrstuvwxyz';
+
+export interface NextRequest {
+  path: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+export interface BenchCase {
+  name: string;
+  label: string;
+  /** The process that serves it: the server under test, baseline (a) or baseline (c). */
+  target: 'app' | 'baseline' | 'floor';
+  method: 'GET' | 'POST';
+  /** Kept by --quick. */
+  quick: boolean;
+  /** A fixed path, or a generator for requests that differ (unique bodies, keys, ids). */
+  path?: string;
+  next?: () => NextRequest;
+  /** For the query count: its statements per request, and the table whose SELECT to EXPLAIN. */
+  countQueries: boolean;
+  explain?: 'subscribers' | 'events';
+}
+
+export interface Fixtures {
+  tenantId: string;
+  getIds: string[];
+  subscribersDeepCursor: string;
+  eventsDeepCursor: string;
+  billing: BillingSeed;
+}
+
+export function buildCases(fixtures: Fixtures): BenchCase[] {
+  const tag = Date.now().toString(36);
+  let seq = 0;
+  const subscriberBody = () => {
+    const n = ++seq;
+    return JSON.stringify({
+      external_id: `bench-${tag}-${n}`,
+      full_name: `Bench Subscriber ${n}`,
+      email: `bench-${tag}-${n}@example.net`,
+      phone: '+14155550123',
+      status: 'active',
+      address: { line1: '1 Fiber Way', city: 'Springfield', state: 'IL', postal_code: '62701' },
+      metadata: { plan: 'fiber-500' },
+    });
+  };
+  const { getIds, billing } = fixtures;
+  return [
+    {
+      name: 'baseline.insert',
+      label: 'baseline (a): node:http + pg INSERT',
+      target: 'baseline',
+      method: 'POST',
+      quick: true,
+      countQueries: false,
+      next: () => ({ path: '/', body: subscriberBody() }),
+    },
+    {
+      name: 'baseline.framework',
+      label: 'baseline (c): Nest + Express + ValidationPipe + pg INSERT',
+      target: 'floor',
+      method: 'POST',
+      quick: true,
+      countQueries: false,
+      next: () => ({ path: '/api/v1/subscribers', body: subscriberBody() }),
+    },
+    {
+      name: 'subscribers.create',
+      label: 'POST /subscribers',
+      target: 'app',
+      method: 'POST',
+      quick: true,
+      countQueries: true,
+      next: () => ({ path: '/api/v1/subscribers', body: subscriberBody() }),
+    },
+    {
+      name: 'subscribers.create_idempotent',
+      label: 'POST /subscribers + X-Idempotency-Key',
+      target: 'app',
+      method: 'POST',
+      quick: false,
+      countQueries: true,
+      next: () => ({
+        path: '/api/v1/subscribers',
+        body: subscriberBody(),
+        headers: { 'x-idempotency-key': `bench-${tag}-${seq}` },
+      }),
+    },
+    {
+      name: 'health.live',
+      label: 'GET /health/live (baseline b)',
+      target: 'app',
+      method: 'GET',
+      quick: true,
+      countQueries: true,
+      path: '/health/live',
+    },
+    {
+      name: 'subscribers.get',
+      label: 'GET /subscribers/{id}',
+      target: 'app',
+      method: 'GET',
+      quick: true,
+      countQueries: true,
+      explain: 'subscribers',
+      next: () => ({ path: `/api/v1/subscribers/${getIds[++seq % getIds.length]}` }),
+    },
+    {
+      name: 'subscribers.list_first',
+      label: 'GET /subscribers?limit=100 (first page)',
+      target: 'app',
+      method: 'GET',
+      quick: true,
+      countQueries: true,
+      explain: 'subscribers',
+      path: '/api/v1/subscribers?limit=100',
+    },
+    {
+      name: 'subscribers.list_deep',
+      label: 'GET /subscribers?limit=100 (deep cursor)',
+      target: 'app',
+      method: 'GET',
+      quick: true,
+      countQueries: true,
+      explain: 'subscribers',
+      path: `/api/v1/subscribers?limit=100&starting_after=${fixtures.subscribersDeepCursor}`,
+    },
+    {
+      name: 'events.list_first',
+      label: 'GET /events?limit=100 (first page)',
+      target: 'app',
+      method: 'GET',
+      quick: false,
+      countQueries: true,
+      explain: 'events',
+      path: '/api/v1/events?limit=100',
+    },
+    {
+      name: 'events.list_deep',
+      label: 'GET /events?limit=100 (deep cursor)',
+      target: 'app',
+      method: 'GET',
+      quick: false,
+      countQueries: true,
+      explain: 'events',
+      path: `/api/v1/events?limit=100&starting_after=${fixtures.eventsDeepCursor}`,
+    },
+    {
+      name: 'transactions.create',
+      label: 'POST /transactions (payment)',
+      target: 'app',
+      method: 'POST',
+      quick: false,
+      countQueries: true,
+      next: () => {
+        const n = ++seq;
+        return {
+          path: '/api/v1/transactions',
+          body: JSON.stringify({
+            subscriber_id: getIds[n % getIds.length],
+            kind: 'payment',
+            source: 'external',
+            amount: 4999,
+            currency: SEED_CURRENCY,
+            external_id: `bench-${tag}-${n}`,
+            method: 'card',
+          }),
+        };
+      },
+    },
+    {
+      name: 'transactions.allocate',
+      label: 'POST /transactions/{id}/allocate',
+      target: 'app',
+      method: 'POST',
+      quick: false,
+      countQueries: true,
+      next: () => {
+        const pair = billing.pairs[++seq % billing.pairs.length];
+        return {
+          path: `/api/v1/transactions/${pair.transactionId}/allocate`,
+          body: JSON.stringify({ allocations: [{ invoice_id: pair.invoiceId, amount: 1 }] }),
+        };
+      },
+    },
+  ];
+}

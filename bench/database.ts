@@ -1,0 +1,135 @@
+import { Client } from 'pg';
+import { encodeCursor } from '../src/common/pagination';
+import type { Options } from './options';
+import { log } from './report';
+import {
+  type BillingSeed,
+  loadBillingSeed,
+  seedBilling,
+  seedEvents,
+  seedSubscribers,
+  type SubscriberSeed,
+  withSecondaryIndexesDropped,
+} from './seed';
+
+/**
+ * The bench database: created when missing, wiped, seeded (bench/seed.ts) or reused, and read straight for the
+ * fixtures the cases need (the tenant, ids to get, deep cursors).
+ */
+
+const BILLING_PAIRS = 2_000;
+
+/** Creates the database named in `url` when missing (connecting to the `postgres` database of the same server). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const parsed = new URL(url);
+  const name = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Unexpected database name "${name}"`);
+  parsed.pathname = '/postgres';
+  const admin = new Client({ connectionString: parsed.toString() });
+  await admin.connect();
+  try {
+    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Empties the bench database; the server under test re-creates every table with its migrations at boot. */
+export async function resetSchema(db: Client): Promise<void> {
+  await db.query('DROP SCHEMA IF EXISTS public CASCADE');
+  await db.query('CREATE SCHEMA public');
+}
+
+export async function tenantIdOf(db: Client, slug: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [slug]);
+  if (rows.length === 0) throw new Error(`No tenant with slug "${slug}"`);
+  return rows[0].id;
+}
+
+export async function countRows(
+  db: Client,
+  table: 'subscribers' | 'events',
+  tenantId: string,
+): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [
+    tenantId,
+  ]);
+  return Number(rows[0].n);
+}
+
+export async function analyze(db: Client): Promise<void> {
+  await db.query('VACUUM ANALYZE');
+}
+
+/**
+ * The `starting_after` cursor of the row at `position` (0-based) in the list order (created_at DESC, id DESC), encoded
+ * exactly as the API encodes its next_cursor.
+ */
+export async function cursorAt(
+  db: Client,
+  table: 'subscribers' | 'events',
+  tenantId: string,
+  position: number,
+): Promise<{ cursor: string; id: string; createdAt: Date }> {
+  const { rows } = await db.query<{ id: string; created_at: Date }>(
+    `SELECT id, created_at FROM ${table} WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+    [tenantId, position],
+  );
+  if (rows.length === 0) throw new Error(`${table} has fewer than ${position + 1} rows`);
+  return {
+    cursor: encodeCursor(rows[0].created_at, rows[0].id),
+    id: rows[0].id,
+    createdAt: rows[0].created_at,
+  };
+}
+
+/** `count` ids of seeded subscribers spread evenly over the whole table, for GET-by-id requests. */
+export async function sampleSubscriberIds(
+  db: Client,
+  tenantId: string,
+  seeded: number,
+  count: number,
+): Promise<string[]> {
+  const stride = Math.max(1, Math.floor(seeded / count));
+  const externalIds = Array.from({ length: Math.min(count, seeded) }, (_, i) => `seed-${i * stride + 1}`);
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM subscribers WHERE tenant_id = $1 AND external_id = ANY($2::text[]) ORDER BY md5(id)',
+    [tenantId, externalIds],
+  );
+  return rows.map((row) => row.id);
+}
+
+export async function prepareDatabase(
+  db: Client,
+  options: Options,
+): Promise<{ tenantId: string; subscriberSeed: SubscriberSeed; billing: BillingSeed; seededRows: number }> {
+  const tenantId = await tenantIdOf(db, 'default');
+  const existing = await countRows(db, 'subscribers', tenantId);
+  if (options.reuse && existing >= options.rows) {
+    log(`Reusing the seeded database: ${existing.toLocaleString('en-US')} subscribers.`);
+    const seeded = await countRows(db, 'events', tenantId);
+    return {
+      tenantId,
+      subscriberSeed: { startMs: 0, stepMs: 0, total: existing },
+      billing: await loadBillingSeed(db, tenantId),
+      seededRows: Math.min(existing, seeded),
+    };
+  }
+  log(
+    `Seeding ${options.rows.toLocaleString('en-US')} subscribers and as many events (INSERT … SELECT generate_series):`,
+  );
+  await db.query('SET synchronous_commit = off');
+  const subscribers = await withSecondaryIndexesDropped(db, 'subscribers', log, () =>
+    seedSubscribers(db, tenantId, options.rows, log),
+  );
+  await withSecondaryIndexesDropped(db, 'events', log, () =>
+    seedEvents(db, tenantId, options.rows, subscribers, log),
+  );
+  const billing = await seedBilling(db, tenantId, Math.min(BILLING_PAIRS, options.rows), subscribers);
+  log(`  billing: ${billing.pairs.length} payments with an open invoice each`);
+  const started = Date.now();
+  await analyze(db);
+  log(`  VACUUM ANALYZE: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { tenantId, subscriberSeed: subscribers, billing, seededRows: options.rows };
+}

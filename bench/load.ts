@@ -1,0 +1,123 @@
+import autocannon from 'autocannon';
+import { type BenchCase, BOOTSTRAP_TOKEN } from './cases';
+import type { Options } from './options';
+import type { EmbeddedDatabase, ServerUnderTest } from './processes';
+import { postgresCpuMs, processCpuMs } from './process-stats';
+import { type CpuSnapshot, cpuUse, log, type Measurement, measurementOf } from './report';
+
+/** The process that serves each target: its URL for the load, its pid for the CPU measurement. */
+export type ServedBy = Record<BenchCase['target'], { pid: number; baseUrl: string }>;
+
+function cannonOptions(
+  benchCase: BenchCase,
+  baseUrl: string,
+  connections: number,
+  durationS: number,
+): autocannon.Options {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (benchCase.target === 'app') headers.authorization = `Bearer ${BOOTSTRAP_TOKEN}`;
+  const options: autocannon.Options = {
+    url: baseUrl + (benchCase.path ?? ''),
+    method: benchCase.method,
+    connections,
+    duration: durationS,
+    timeout: 10,
+    headers,
+  };
+  const next = benchCase.next;
+  if (next) {
+    options.requests = [
+      {
+        method: benchCase.method,
+        setupRequest: (request) => {
+          const made = next();
+          return {
+            ...request,
+            path: made.path,
+            body: made.body,
+            headers: { ...request.headers, ...made.headers },
+          };
+        },
+      },
+    ];
+  }
+  return options;
+}
+
+function fire(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error: Error | null, result: autocannon.Result) =>
+      error ? reject(error) : resolve(result),
+    );
+  });
+}
+
+/** One request the way a client sends it, with the status checked: every case must answer 2xx before it is loaded. */
+export async function send(
+  benchCase: BenchCase,
+  baseUrl: string,
+): Promise<{ status: number; text: string; path: string }> {
+  const made = benchCase.next ? benchCase.next() : { path: benchCase.path! };
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...made.headers };
+  if (benchCase.target === 'app') headers.authorization = `Bearer ${BOOTSTRAP_TOKEN}`;
+  const response = await fetch(baseUrl + made.path, { method: benchCase.method, headers, body: made.body });
+  return { status: response.status, text: await response.text(), path: made.path };
+}
+
+export async function probe(benchCase: BenchCase, baseUrl: string): Promise<void> {
+  const { status, text, path } = await send(benchCase, baseUrl);
+  if (status >= 300) {
+    throw new Error(`${benchCase.name}: ${benchCase.method} ${path} answered ${status}: ${text}`);
+  }
+}
+
+/** Every case under load at every connection count, after its warm-up: throughput, latency, memory and CPU. */
+export async function measure(
+  cases: BenchCase[],
+  options: Pick<Options, 'connections' | 'durationS' | 'warmupS'>,
+  servedBy: ServedBy,
+  server: ServerUnderTest,
+  embedded: EmbeddedDatabase | null,
+): Promise<Measurement[]> {
+  const urlOf = (c: BenchCase) => servedBy[c.target].baseUrl;
+  const measurements: Measurement[] = [];
+  const total = cases.length * options.connections.length;
+  log(`\n${total} measurements of ${options.durationS} s, each after ${options.warmupS} s of warm-up:`);
+  const cpuNow = (c: BenchCase): CpuSnapshot => {
+    const usage = process.cpuUsage();
+    return {
+      server: processCpuMs(servedBy[c.target].pid),
+      database: embedded
+        ? new Map<number, number>([[embedded.pid, processCpuMs(embedded.pid)]])
+        : postgresCpuMs(),
+      loadGenerator: (usage.user + usage.system) / 1000,
+      at: Date.now(),
+    };
+  };
+  for (const connections of options.connections) {
+    for (const c of cases) {
+      await fire(cannonOptions(c, urlOf(c), connections, options.warmupS));
+      server.rss.window();
+      const before = cpuNow(c);
+      const result = await fire(cannonOptions(c, urlOf(c), connections, options.durationS));
+      const cpu = cpuUse(before, cpuNow(c), result.requests.total);
+      const measurement = measurementOf(c.name, c.label, connections, result, server.rss.window(), cpu);
+      measurements.push(measurement);
+      let failures = '';
+      if (measurement.errors + measurement.timeouts + measurement.non2xx > 0) {
+        // One more request the same way, to show what the failures say (it may well succeed by now).
+        const sample = await send(c, urlOf(c));
+        measurement.failureSample = `${sample.status} ${sample.text.slice(0, 300)}`;
+        failures =
+          ` FAILURES errors=${measurement.errors} timeouts=${measurement.timeouts} ` +
+          `codes=${JSON.stringify(measurement.statusCodes)}; one more request now: ${measurement.failureSample}`;
+      }
+      log(
+        `  ${c.label} @${connections}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.latencyMs.p50} ms, ` +
+          `p99 ${measurement.latencyMs.p99} ms, CPU cores server ${cpu.serverCores.toFixed(2)} ` +
+          `db ${cpu.databaseCores.toFixed(2)} load-generator ${cpu.loadGeneratorCores.toFixed(2)}${failures}`,
+      );
+    }
+  }
+  return measurements;
+}

@@ -1,0 +1,75 @@
+/** The command line of `npm run bench` (documented at the top of bench/run.ts) and the database it wipes. */
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/bench';
+
+export interface Options {
+  embedded: boolean;
+  durationS: number;
+  warmupS: number;
+  connections: number[];
+  rows: number;
+  quick: boolean;
+  only: string[] | null;
+  reuse: boolean;
+  cpuProf: boolean;
+  databaseUrl: string;
+}
+
+/**
+ * The bench wipes its database, so it never uses DATABASE_URL's own database: BENCH_DATABASE_URL as given, else the
+ * server of DATABASE_URL with the database `bench`, else the local default.
+ */
+function benchDatabaseUrl(): string {
+  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
+  if (!process.env.DATABASE_URL) return DEFAULT_DATABASE_URL;
+  const url = new URL(process.env.DATABASE_URL);
+  url.pathname = '/bench';
+  return url.toString();
+}
+
+export function parseOptions(argv: string[]): Options {
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new Error(`Unexpected argument "${arg}"`);
+    const [name, inline] = arg.slice(2).split('=', 2);
+    if (['embedded', 'quick', 'reuse', 'cpu-prof'].includes(name)) {
+      flags.set(name, true);
+    } else if (['duration', 'warmup', 'connections', 'rows', 'only'].includes(name)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new Error(`--${name} needs a value`);
+      flags.set(name, value);
+    } else {
+      throw new Error(`Unknown option --${name}`);
+    }
+  }
+  const text = (name: string) => {
+    const value = flags.get(name);
+    return typeof value === 'string' ? value : undefined;
+  };
+  const positive = (name: string, fallback: number) => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw.replace(/[_,]/g, ''));
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    return value;
+  };
+  const quick = flags.has('quick');
+  const embedded = flags.has('embedded');
+  return {
+    embedded,
+    quick,
+    durationS: positive('duration', quick ? 3 : 10),
+    warmupS: positive('warmup', quick ? 1 : 2),
+    connections: (text('connections') ?? (quick ? '64' : '32,64')).split(',').map((c) => {
+      const value = Number(c);
+      if (!Number.isInteger(value) || value < 1) throw new Error('--connections must list whole numbers');
+      return value;
+    }),
+    rows: Math.round(positive('rows', quick || embedded ? 100_000 : 1_000_000)),
+    only: text('only')?.split(',') ?? null,
+    reuse: flags.has('reuse'),
+    cpuProf: flags.has('cpu-prof'),
+    databaseUrl: benchDatabaseUrl(),
+  };
+}

@@ -1,0 +1,148 @@
+import type { Measurement, Ratio, Target } from './report';
+
+/** The ratios of one run's measurements to its baselines, and the targets they are held to (docs/performance.md). */
+
+function ratio(
+  name: string,
+  connections: number,
+  numerator: Measurement | undefined,
+  denominator: Measurement | undefined,
+  pick: (m: Measurement) => number,
+  target: Ratio['target'],
+  what: string,
+): Ratio | null {
+  if (!numerator || !denominator || pick(denominator) === 0) return null;
+  const value = pick(numerator) / pick(denominator);
+  const met = target ? (target.op === '>=' ? value >= target.bound : value <= target.bound) : null;
+  return {
+    name,
+    connections,
+    value,
+    target,
+    met,
+    detail: `${what}: ${pick(numerator).toFixed(1)} / ${pick(denominator).toFixed(1)}`,
+  };
+}
+
+export function ratiosOf(measurements: Measurement[], connections: number[]): Ratio[] {
+  const ratios: Ratio[] = [];
+  const rps = (m: Measurement) => m.rps;
+  const p99 = (m: Measurement) => m.latencyMs.p99;
+  const p50 = (m: Measurement) => m.latencyMs.p50;
+  for (const c of connections) {
+    const find = (name: string) => measurements.find((m) => m.case === name && m.connections === c);
+    const base = find('baseline.insert');
+    const floor = find('baseline.framework');
+    const live = find('health.live');
+    const candidates = [
+      ratio(
+        'create rps / baseline (a) rps',
+        c,
+        find('subscribers.create'),
+        base,
+        rps,
+        { op: '>=', bound: 0.5 },
+        'req/s',
+      ),
+      ratio(
+        'create p99 / baseline (a) p99',
+        c,
+        find('subscribers.create'),
+        base,
+        p99,
+        { op: '<=', bound: 4 },
+        'p99 ms',
+      ),
+      ratio('create rps / floor (c) rps', c, find('subscribers.create'), floor, rps, null, 'req/s'),
+      ratio('floor (c) rps / baseline (a) rps', c, floor, base, rps, null, 'req/s'),
+      ratio('floor (c) p99 / baseline (a) p99', c, floor, base, p99, null, 'p99 ms'),
+      ratio(
+        'create+key rps / baseline (a) rps',
+        c,
+        find('subscribers.create_idempotent'),
+        base,
+        rps,
+        null,
+        'req/s',
+      ),
+      ratio(
+        'create+key p99 / baseline (a) p99',
+        c,
+        find('subscribers.create_idempotent'),
+        base,
+        p99,
+        null,
+        'p99 ms',
+      ),
+      ratio(
+        'get by id rps / health/live rps',
+        c,
+        find('subscribers.get'),
+        live,
+        rps,
+        { op: '>=', bound: 0.6 },
+        'req/s',
+      ),
+      ratio(
+        'subscribers deep p50 / first p50',
+        c,
+        find('subscribers.list_deep'),
+        find('subscribers.list_first'),
+        p50,
+        { op: '<=', bound: 1.3 },
+        'p50 ms',
+      ),
+      ratio(
+        'events deep p50 / first p50',
+        c,
+        find('events.list_deep'),
+        find('events.list_first'),
+        p50,
+        { op: '<=', bound: 1.3 },
+        'p50 ms',
+      ),
+      ratio('transactions rps / baseline (a) rps', c, find('transactions.create'), base, rps, null, 'req/s'),
+      ratio('allocate rps / baseline (a) rps', c, find('transactions.allocate'), base, rps, null, 'req/s'),
+    ];
+    for (const candidate of candidates) if (candidate) ratios.push(candidate);
+  }
+  return ratios;
+}
+
+export function targetsOf(
+  ratios: Ratio[],
+  measurements: Measurement[],
+  peakRssMb: number,
+  embedded: boolean,
+): Target[] {
+  const at64 = (name: string) => ratios.find((r) => r.name === name && r.connections === 64);
+  const fromRatio = (label: string, name: string): Target => {
+    const r = at64(name);
+    return {
+      name: label,
+      bound: r?.target ? `${r.target.op} ${r.target.bound}` : '—',
+      value: r ? r.value.toFixed(2) : 'not measured',
+      met: embedded || !r ? null : r.met,
+    };
+  };
+  const app = measurements.filter((m) => !m.case.startsWith('baseline'));
+  const errors = measurements.reduce((sum, m) => sum + m.errors + m.timeouts, 0);
+  const fivexx = measurements.reduce((sum, m) => sum + m.status5xx, 0);
+  const non2xx = app.reduce((sum, m) => sum + m.non2xx, 0);
+  return [
+    fromRatio('create subscriber req/s ≥ 50 % of baseline (a)', 'create rps / baseline (a) rps'),
+    fromRatio('create subscriber p99 ≤ 4× baseline (a) p99', 'create p99 / baseline (a) p99'),
+    fromRatio('get by id req/s ≥ 60 % of GET /health/live', 'get by id rps / health/live rps'),
+    fromRatio('subscribers deep page p50 ≤ 1.3× first page p50', 'subscribers deep p50 / first p50'),
+    fromRatio('events deep page p50 ≤ 1.3× first page p50', 'events deep p50 / first p50'),
+    { name: 'errors + timeouts, whole run', bound: '= 0', value: String(errors), met: errors === 0 },
+    { name: '5xx, whole run', bound: '= 0', value: String(fivexx), met: fivexx === 0 },
+    { name: 'non-2xx (app), whole run', bound: '= 0', value: String(non2xx), met: non2xx === 0 },
+    {
+      name: 'server peak RSS (VmHWM)',
+      bound: '≤ 300 MB',
+      value: `${peakRssMb.toFixed(0)} MB`,
+      met: peakRssMb <= 300,
+    },
+  ];
+}
