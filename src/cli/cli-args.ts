@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { isId } from '../common/ids';
-import { isScope, type Scope, SCOPES } from '../gateway/auth/scopes';
+import { isScope, type Scope, SCOPES } from '../common/auth/scopes';
 import { CreateTenantDto } from '../gateway/tenants/dto/tenant.dto';
 import { CreateTokenDto } from '../gateway/tokens/dto/token.dto';
 

@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../common/swagger/api-envelope';
-import { RequireScopes } from '../gateway/auth/auth.decorators';
+import { RequireScopes } from '../common/auth/auth.decorators';
 import { EventTypeDto } from './dto/event-type.dto';
 
 @ApiTags('Events')

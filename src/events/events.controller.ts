@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Page } from '../common/envelope/envelope';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../common/swagger/api-envelope';
 import type { AuthContext } from '../common/request-context';
-import { Auth, RequireScopes } from '../gateway/auth/auth.decorators';
+import { Auth, RequireScopes } from '../common/auth/auth.decorators';
 import { EventResponseDto } from './dto/event-response.dto';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventsService } from './events.service';

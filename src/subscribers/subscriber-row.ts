@@ -1,6 +1,7 @@
+import type { Metadata } from '../common/metadata';
 import type { PreparedStatement } from '../database/prepared-query';
 import type { SubscriberStatus, SuspensionReason } from './subscriber-status';
-import { type Metadata, type PostalAddress, Subscriber } from './subscriber.entity';
+import { type PostalAddress, Subscriber } from './subscriber.entity';
 
 /** A `subscribers` row as `pg` returns it. */
 export interface SubscriberRow {

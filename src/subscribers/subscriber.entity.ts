@@ -1,3 +1,4 @@
+import type { Metadata } from '../common/metadata';
 import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { BillingProfile } from '../billing/profiles/billing-profile.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
@@ -9,8 +10,6 @@ export interface PostalAddress {
   state?: string | null;
   postal_code?: string | null;
 }
-
-export type Metadata = Record<string, string | number | boolean | null>;
 
 @Entity('subscribers')
 @Index('ix_subscribers_tenant_created', ['tenantId', 'createdAt', 'id'])

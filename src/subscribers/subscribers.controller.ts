@@ -9,7 +9,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../common/swagger/api-envelope';
-import { Auth, RequireScopes } from '../gateway/auth/auth.decorators';
+import { Auth, RequireScopes } from '../common/auth/auth.decorators';
 import { ChangeStatusDto } from './dto/change-status.dto';
 import { CreateSubscriberDto } from './dto/create-subscriber.dto';
 import { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';

@@ -1,3 +1,4 @@
+import type { Metadata } from '../common/metadata';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -22,7 +23,7 @@ import {
   SUSPENSION_REASONS,
   SuspensionReason,
 } from './subscriber-status';
-import { Metadata, Subscriber } from './subscriber.entity';
+import { Subscriber } from './subscriber.entity';
 import {
   INSERT_SUBSCRIBER,
   SUBSCRIBER_PARAMS,

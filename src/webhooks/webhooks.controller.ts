@@ -10,7 +10,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../common/swagger/api-envelope';
-import { Auth, RequireScopes } from '../gateway/auth/auth.decorators';
+import { Auth, RequireScopes } from '../common/auth/auth.decorators';
 import { SkipIdempotency } from '../gateway/idempotency/idempotency.interceptor';
 import {
   CreateWebhookDto,

@@ -9,7 +9,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../../common/swagger/api-envelope';
-import { Auth, RequireScopes } from '../../gateway/auth/auth.decorators';
+import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
 import { InvoiceDto } from './dto/invoice-response.dto';
 import { InvoicesService } from './invoices.service';

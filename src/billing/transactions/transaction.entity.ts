@@ -1,9 +1,9 @@
+import type { Metadata } from '../../common/metadata';
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { Invoice } from '../invoices/invoice.entity';
 import { Subscriber } from '../../subscribers/subscriber.entity';
 import { Tenant } from '../../gateway/tenants/tenant.entity';
 import { bigintMoney } from '../../common/money';
-import type { Metadata } from '../../subscribers/subscriber.entity';
 
 export enum TransactionKind {
   Payment = 'payment',

@@ -9,7 +9,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../../common/swagger/api-envelope';
-import { Auth, RequireScopes } from '../../gateway/auth/auth.decorators';
+import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { AllocatePaymentUseCase } from './allocate-payment.usecase';
 import { AllocateDto, CreateTransactionDto, ListTransactionsQueryDto } from './dto/transaction.dto';
 import { TransactionDto } from './dto/transaction-response.dto';

@@ -6,9 +6,9 @@ import { requestContext } from '../../common/request-context';
 import { AbuseService } from '../rate-limit/abuse.service';
 import { TenantsService } from '../tenants/tenants.service';
 import { TokensService } from '../tokens/tokens.service';
-import { IS_PUBLIC, REQUIRED_SCOPES } from './auth.decorators';
+import { IS_PUBLIC, REQUIRED_SCOPES } from '../../common/auth/auth.decorators';
 import { bearerToken, clientIp } from './request-credentials';
-import { hasScope, type Scope } from './scopes';
+import { hasScope, type Scope } from '../../common/auth/scopes';
 
 /** Closed by default: every route needs a live bearer token unless it is marked @Public(). */
 @Injectable()

@@ -4,7 +4,7 @@ import { API_VERSION } from '../../common/envelope/envelope';
 import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { Auth, Public } from '../auth/auth.decorators';
+import { Auth, Public } from '../../common/auth/auth.decorators';
 import { TenantsService } from '../tenants/tenants.service';
 import { GatewayInfoDto, MeDto } from './gateway-info.dto';
 

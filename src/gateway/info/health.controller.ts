@@ -5,7 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { databaseUnavailableError } from '../../common/errors/postgres-errors';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../../common/auth/auth.decorators';
 
 class HealthDto {
   @ApiProperty({ example: 'ok' }) status: string;

@@ -4,7 +4,7 @@ import { Page } from '../../common/envelope/envelope';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
 import type { AuthContext } from '../../common/request-context';
-import { Auth, RequireScopes } from '../auth/auth.decorators';
+import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { CreateTenantDto, TenantResponseDto } from './dto/tenant.dto';
 import { TenantsService } from './tenants.service';
 

@@ -4,7 +4,7 @@ import { Page } from '../../common/envelope/envelope';
 import { PageQueryDto } from '../../common/pagination';
 import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
-import { Auth, RequireScopes } from '../auth/auth.decorators';
+import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { SkipIdempotency } from '../idempotency/idempotency.interceptor';
 import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
 import { TokensService } from './tokens.service';

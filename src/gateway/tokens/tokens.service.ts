@@ -9,7 +9,7 @@ import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events/events.service';
 import { ApiError } from '../../common/errors/api-error';
 import type { AuthContext, WriteScope } from '../../common/request-context';
-import { hasScope, PLATFORM_ADMIN, type Scope, scopesNotHeld } from '../auth/scopes';
+import { hasScope, PLATFORM_ADMIN, type Scope, scopesNotHeld } from '../../common/auth/scopes';
 import { Tenant } from '../tenants/tenant.entity';
 import { TenantsService } from '../tenants/tenants.service';
 import { ApiToken } from './api-token.entity';

@@ -1,6 +1,7 @@
+import type { Metadata } from '../../common/metadata';
 import { ApiProperty } from '@nestjs/swagger';
 import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
-import type { Metadata, PostalAddress, Subscriber } from '../subscriber.entity';
+import type { PostalAddress, Subscriber } from '../subscriber.entity';
 import { AddressDto } from './subscriber-fields';
 
 /** The create answer: exactly the fields SPEC 2.1 returns (contact, address and metadata are omitted). */

@@ -19,7 +19,7 @@ import { PageQueryDto } from '../../../common/pagination';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsMetadata } from '../../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../../common/validation/text';
-import type { Metadata } from '../../../subscribers/subscriber.entity';
+import type { Metadata } from '../../../common/metadata';
 import {
   TRANSACTION_KINDS,
   TRANSACTION_SOURCES,

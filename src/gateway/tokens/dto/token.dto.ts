@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDateString, IsIn, IsOptional } from 'class-validator';
 import { IsTrimmedText } from '../../../common/validation/text';
-import { SCOPES, type Scope } from '../../auth/scopes';
+import { SCOPES, type Scope } from '../../../common/auth/scopes';
 import { ApiToken } from '../api-token.entity';
 
 export class CreateTokenDto {

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiError } from '../../common/errors/api-error';
-import { AuthContext, requestContext } from '../../common/request-context';
+import { ApiError } from '../errors/api-error';
+import { AuthContext, requestContext } from '../request-context';
 import type { Scope } from './scopes';
 
 export const IS_PUBLIC = 'isp:public';
