@@ -2,9 +2,19 @@
 import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import { boundaryConfigs } from './eslint.boundaries.mjs';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'eslint.config.mjs', 'scripts/*.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'eslint.config.mjs',
+      'eslint.boundaries.mjs',
+      'scripts/*.js',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   prettier,
@@ -15,6 +25,7 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       eqeqeq: ['error', 'always'],
+      curly: ['error', 'all'],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       '@typescript-eslint/no-unsafe-assignment': 'off',
@@ -26,4 +37,6 @@ export default tseslint.config(
     files: ['test/**/*.ts', '**/*.spec.ts'],
     rules: { '@typescript-eslint/no-unsafe-argument': 'off', '@typescript-eslint/no-unsafe-call': 'off' },
   },
+  // Module boundaries and no cycles between domains (eslint.boundaries.mjs, docs/architecture.md).
+  ...boundaryConfigs,
 );
