@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# No SQL and no TypeORM call outside repositories and the database layer (docs/architecture.md): fails listing
+# file:line for every one found in src/ outside *.repository.ts, src/database/** (data source, transaction runner,
+# prepared-query infrastructure, migrations) and *.spec.ts. It looks for raw SQL (`.query(`), the query builder,
+# repositories and entity managers (getRepository, @InjectRepository, manager./dataSource./queryRunner. calls),
+# prepared statements (preparedQuery), row locks (lockForUpdate) and SQL text (a string starting with SELECT,
+# INSERT INTO, UPDATE … SET, DELETE FROM or WITH … AS); calls on other objects (this.events.queued, a Map's .delete)
+# and comment lines are not matched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+METHODS='find|findOne|findOneBy|findOneOrFail|findOneByOrFail|findBy|findAndCount|findAndCountBy|save|insert|update|delete|create|count|countBy|exists|existsBy|upsert|increment|decrement|remove|softDelete|restore|preload|merge|sum|average|minimum|maximum|transaction|getRepository|createQueryBuilder|query'
+PATTERNS=(
+  '\.query[[:space:]]*[<(]'
+  '\bcreateQueryBuilder[[:space:]]*[<(]'
+  '\bgetRepository[[:space:]]*[<(]'
+  '@Inject(Repository|DataSource|EntityManager)[[:space:]]*\('
+  "\b(manager|entityManager|em|dataSource|queryRunner|repository|repo)\.(${METHODS})[[:space:]]*[<(]"
+  '\bpreparedQuery[[:space:]]*[<(]'
+  '\blockForUpdate[[:space:]]*[<(]'
+  "['\"\`][[:space:]]*(SELECT|INSERT[[:space:]]+INTO|UPDATE[[:space:]]+[a-z_\"]+[[:space:]]+SET|DELETE[[:space:]]+FROM|WITH[[:space:]]+[a-z_\"]+[[:space:]]+AS)\\b"
+)
+args=()
+for pattern in "${PATTERNS[@]}"; do args+=(-e "$pattern"); done
+
+hits=$(find src -name '*.ts' \
+  ! -name '*.repository.ts' ! -name '*.spec.ts' ! -path 'src/database/*' -print0 |
+  sort -z | xargs -0 grep -nHE "${args[@]}" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(//|/?\*)' || true)
+
+if [ -n "$hits" ]; then
+  printf '%s\n' "$hits"
+  count=$(printf '%s\n' "$hits" | wc -l)
+  files=$(printf '%s\n' "$hits" | cut -d: -f1 | sort -u | wc -l)
+  echo "check-data-access: ${count} SQL/TypeORM call(s) in ${files} file(s) outside repositories and src/database:" \
+    "move them into the aggregate's *.repository.ts (docs/architecture.md)." >&2
+  exit 1
+fi
+echo 'check-data-access: no SQL or TypeORM call outside repositories and src/database.'
