@@ -3,7 +3,7 @@
  * Module boundaries (docs/architecture.md), spread into eslint.config.mjs and run alone by scripts/check-boundaries.sh.
  *
  * - A file under src/<domain>/ imports another domain only through its public entry src/<other>/index.ts
- *   (`from '../billing'`), never a file inside it.
+ *   (`from '../billing'`), never a file inside it; and its own domain's files directly, never its own index.ts.
  * - Shared infrastructure (src/common, src/config, src/database) imports no domain at all; only the entity registries
  *   (src/database/entities.ts, src/database/migrations/**) may import a domain's `*.entity` files.
  * - `house/no-domain-cycle`: no import cycle between domains (subscribers → billing → subscribers), counted on the
@@ -39,12 +39,23 @@ const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const up = (depth) => '../'.repeat(depth + 1);
 const filesAt = (folder, depth) => [`src/${folder}/${'*/'.repeat(depth)}*.ts`];
 
-/** What a file of domain `own`, `depth` folders deep, may not import: other domains' insides. */
+/**
+ * What a file of domain `own`, `depth` folders deep, may not import: other domains' insides, and its own entry (a
+ * cycle through its own barrel hands a class that is still loading over as undefined).
+ */
 function domainPatterns(own, depth) {
-  return DOMAINS.filter((other) => other !== own).map((other) => ({
-    regex: `^(?:${escape(up(depth))}|src/)${other}/(?!index$)`,
-    message: `${other} is used only through its public entry src/${other}/index.ts: import from '${up(depth)}${other}'.`,
-  }));
+  const ownEntry = depth === 0 ? '\\.' : `\\.\\.(?:/\\.\\.){${depth - 1}}`;
+  const self = {
+    regex: `^(?:${ownEntry}/?|${escape(up(depth))}${own}/?|src/${own}/?)(?:index)?$`,
+    message: `Inside src/${own}, import its files directly, never its own entry src/${own}/index.ts.`,
+  };
+  return [
+    self,
+    ...DOMAINS.filter((other) => other !== own).map((other) => ({
+      regex: `^(?:${escape(up(depth))}|src/)${other}/(?!index$)`,
+      message: `${other} is used only through its public entry src/${other}/index.ts: import from '${up(depth)}${other}'.`,
+    })),
+  ];
 }
 
 /** What shared infrastructure may not import: any domain, its entry included (or, for the registries, but entities). */

@@ -75,6 +75,14 @@ describe('module boundaries (lint)', () => {
         'export const x = [BillingModule, EventsService, SubscribersService, ApiError];',
       ),
     },
+    ownEntry: {
+      filePath: 'src/billing/invoices/boundary-fixture.ts',
+      code: lines(
+        "import { BillingModule } from '..';",
+        "import { LedgerService } from '../ledger/ledger.service';",
+        'export const x = [BillingModule, LedgerService];',
+      ),
+    },
     shared: {
       filePath: 'src/common/boundary-fixture.ts',
       code: lines(
@@ -122,6 +130,12 @@ describe('module boundaries (lint)', () => {
 
   it("accepts another domain's public entry, and the domain's own and shared files", () => {
     expect(errors.right).toEqual([]);
+  });
+
+  it('rejects a domain importing its own entry, and accepts its own files', () => {
+    expect(errors.ownEntry).toEqual([
+      expect.stringMatching(/Inside src\/billing, import its files directly, never its own entry/),
+    ]);
   });
 
   it('rejects shared infrastructure importing a domain, even through its entry', () => {
