@@ -1,0 +1,13 @@
+// The gateway's public surface: other modules import the gateway only from here (docs/architecture.md).
+// Entities first: a domain whose entity references Tenant may be loaded while this file is still loading.
+export { Tenant } from './tenants/tenant.entity';
+export { ApiToken } from './tokens/api-token.entity';
+export { IdempotencyKey } from './idempotency/idempotency-key.entity';
+export { CreateTenantDto } from './tenants/dto/tenant.dto';
+export { CreateTokenDto } from './tokens/dto/token.dto';
+export { DEFAULT_TENANT_SLUG, TenantsService } from './tenants/tenants.service';
+export { TokensService } from './tokens/tokens.service';
+export type { IssuedToken, NewToken } from './tokens/tokens.service';
+export { SkipIdempotency, IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
+export { ADMIN_TOKEN_FILE, BootstrapService } from './bootstrap.service';
+export { GatewayModule } from './gateway.module';
