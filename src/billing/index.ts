@@ -1,11 +1,5 @@
 // The billing domain's public surface: other modules import billing only from here (docs/architecture.md).
-export { BillingModule } from './billing.module';
-export { BillingProfilesModule } from './profiles/billing-profiles.module';
-export { InvoicesService } from './invoices/invoices.service';
-export { TransactionsService } from './transactions/transactions.service';
-export { LedgerService } from './ledger/ledger.service';
-export type { CurrencyBalance, LedgerPosting } from './ledger/ledger.service';
-export { BillingProfilesService } from './profiles/billing-profiles.service';
+// Entities first: a domain whose entity references one of these may be loaded while this file is still loading.
 export {
   Invoice,
   InvoiceCounter,
@@ -24,3 +18,11 @@ export {
 } from './transactions/transaction.entity';
 export { LedgerEntry, LedgerEntryType, SubscriberBalance } from './ledger/ledger-entry.entity';
 export { BillingProfile } from './profiles/billing-profile.entity';
+export { InvoicesService } from './invoices/invoices.service';
+export { TransactionsService } from './transactions/transactions.service';
+export { LedgerService } from './ledger/ledger.service';
+export type { LedgerPosting } from './ledger/ledger.service';
+export type { CurrencyBalance } from './ledger/ledger.repository';
+export { BillingProfilesService } from './profiles/billing-profiles.service';
+export { BillingProfilesModule } from './profiles/billing-profiles.module';
+export { BillingModule } from './billing.module';

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
-import { Subscriber } from '../../subscribers/subscriber.entity';
-import { Tenant } from '../../gateway/tenants/tenant.entity';
+import { Subscriber } from '../../subscribers/subscriber.entity'; // TODO(barrel)
+import { Tenant } from '../../gateway';
 import { bigintMoney } from '../../common/money';
 
 export enum InvoiceStatus {

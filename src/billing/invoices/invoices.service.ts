@@ -1,23 +1,23 @@
 import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { MAX_AMOUNT } from '../../common/money';
-import { paginate } from '../../common/pagination';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import type { EventType } from '../../events/event-types';
-import { EventsService } from '../../events/events.service';
-import { SubscribersService } from '../../subscribers/subscribers.service';
+import type { EventType } from '../../events/event-types'; // TODO(barrel)
+import { EventsService } from '../../events/events.service'; // TODO(barrel)
+import { SubscribersService } from '../../subscribers/subscribers.service'; // TODO(barrel)
 import { LedgerEntryType } from '../ledger/ledger-entry.entity';
 import { LedgerService } from '../ledger/ledger.service';
 import { Allocation } from '../transactions/transaction.entity';
+import { TransactionsRepository } from '../transactions/transactions.repository';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
 import { InvoiceDto } from './dto/invoice-response.dto';
-import { Invoice, InvoiceLine, InvoiceStatus, PAYABLE_STATUSES } from './invoice.entity';
-import { lockForUpdate } from '../../database/lock-for-update';
+import { Invoice, InvoiceLine, InvoiceStatus } from './invoice.entity';
+import { InvoicesRepository } from './invoices.repository';
 
 /** An issued invoice owes its total; one of total 0 owes nothing and is paid from the start. */
 function issuedStatus(total: number): InvoiceStatus {
@@ -32,6 +32,8 @@ export class InvoicesService {
     private readonly events: EventsService,
     private readonly subscribers: SubscribersService,
     private readonly ledger: LedgerService,
+    private readonly invoices: InvoicesRepository,
+    private readonly allocations: TransactionsRepository,
   ) {}
 
   create(auth: AuthContext, dto: CreateInvoiceDto): Promise<InvoiceDto> {
@@ -57,10 +59,10 @@ export class InvoicesService {
       await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id');
       const now = new Date();
       const status = dto.draft ? InvoiceStatus.Draft : issuedStatus(total);
-      const invoice = manager.create(Invoice, {
+      const invoice = await this.invoices.insert(manager, {
         id: newId('inv'),
         tenantId,
-        number: await this.nextNumber(manager, tenantId),
+        number: await this.invoices.nextNumber(manager, tenantId),
         subscriberId: dto.subscriber_id,
         currency: dto.currency,
         status,
@@ -74,14 +76,15 @@ export class InvoicesService {
         createdAt: now,
         updatedAt: now,
       });
-      await manager.insert(Invoice, invoice);
       await this.events.append(tx, {
         tenantId,
         type: 'invoice.created',
         subjectId: invoice.id,
         object: InvoiceDto.from(invoice),
       });
-      if (!dto.draft) await this.open(tx, invoice);
+      if (!dto.draft) {
+        await this.open(tx, invoice);
+      }
       return InvoiceDto.from(invoice);
     });
   }
@@ -89,8 +92,7 @@ export class InvoicesService {
   finalize(auth: AuthContext, id: string): Promise<InvoiceDto> {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
-      const { manager } = tx;
-      const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
+      const invoice = await this.invoices.lockForUpdate(tx.manager, tenantId, id);
       if (invoice.status !== InvoiceStatus.Draft) {
         throw new ApiError(
           'invalid_state_transition',
@@ -101,7 +103,7 @@ export class InvoicesService {
       invoice.finalizedAt = new Date();
       invoice.paidAt = invoice.status === InvoiceStatus.Paid ? invoice.finalizedAt : null;
       invoice.updatedAt = invoice.finalizedAt;
-      await manager.save(Invoice, invoice);
+      await this.invoices.update(tx.manager, invoice, ['status', 'finalizedAt', 'paidAt', 'updatedAt']);
       await this.open(tx, invoice);
       return InvoiceDto.from(invoice);
     });
@@ -111,7 +113,7 @@ export class InvoicesService {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
-      const invoice = await lockForUpdate(manager, Invoice, tenantId, id, 'invoice');
+      const invoice = await this.invoices.lockForUpdate(manager, tenantId, id);
       if (invoice.status === InvoiceStatus.Void) {
         throw new ApiError('invalid_state_transition', 'The invoice is already void.');
       }
@@ -122,7 +124,7 @@ export class InvoicesService {
       invoice.status = InvoiceStatus.Void;
       invoice.voidedAt = new Date();
       invoice.updatedAt = invoice.voidedAt;
-      await manager.save(Invoice, invoice);
+      await this.invoices.update(manager, invoice, ['status', 'voidedAt', 'updatedAt']);
       if (wasOpen) {
         await this.ledger.post(manager, {
           tenantId,
@@ -144,27 +146,13 @@ export class InvoicesService {
   }
 
   async getById(tenantId: string, id: string): Promise<{ invoice: Invoice; allocations: Allocation[] }> {
-    const invoice = await this.dataSource.getRepository(Invoice).findOneBy({ tenantId, id });
-    if (!invoice) throw ApiError.notFound('invoice', id);
-    const allocations = await this.dataSource
-      .getRepository(Allocation)
-      .find({ where: { tenantId, invoiceId: id }, order: { createdAt: 'ASC', id: 'ASC' } });
-    return { invoice, allocations };
+    const { manager } = this.dataSource;
+    const invoice = await this.invoices.getById(manager, tenantId, id);
+    return { invoice, allocations: await this.allocations.allocationsOfInvoice(manager, tenantId, id) };
   }
 
   list(tenantId: string, query: ListInvoicesQueryDto): Promise<Page<Invoice>> {
-    const qb = this.dataSource
-      .getRepository(Invoice)
-      .createQueryBuilder('invoice')
-      .where('invoice.tenantId = :tenantId', { tenantId });
-    if (query.subscriber_id)
-      qb.andWhere('invoice.subscriberId = :subscriberId', { subscriberId: query.subscriber_id });
-    if (query.status) qb.andWhere('invoice.status = :status', { status: query.status });
-    if (query.overdue) {
-      const overdue = `(invoice.status IN (:...payable) AND invoice.dueDate < CURRENT_DATE)`;
-      qb.andWhere(query.overdue === 'true' ? overdue : `NOT ${overdue}`, { payable: PAYABLE_STATUSES });
-    }
-    return paginate(qb, query);
+    return this.invoices.page(this.dataSource.manager, tenantId, query);
   }
 
   /** The invoice now counts as owed: it enters the ledger. */
@@ -190,15 +178,5 @@ export class InvoicesService {
         object: InvoiceDto.from(invoice),
       });
     }
-  }
-
-  private async nextNumber(manager: EntityManager, tenantId: string): Promise<number> {
-    const rows: { last_number: number }[] = await manager.query(
-      `INSERT INTO invoice_counters (tenant_id, last_number) VALUES ($1, 1)
-       ON CONFLICT (tenant_id) DO UPDATE SET last_number = invoice_counters.last_number + 1
-       RETURNING last_number`,
-      [tenantId],
-    );
-    return rows[0].last_number;
   }
 }

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
-import { Tenant } from '../../gateway/tenants/tenant.entity';
+import { Tenant } from '../../gateway';
 
 /** A finance configuration subscribers are billed under. */
 @Entity('billing_profiles')

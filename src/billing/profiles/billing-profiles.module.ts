@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
-import { EventsModule } from '../../events/events.module';
+import { EventsModule } from '../../events/events.module'; // TODO(barrel)
 import { BillingProfilesController } from './billing-profiles.controller';
+import { BillingProfilesRepository } from './billing-profiles.repository';
 import { BillingProfilesService } from './billing-profiles.service';
 
 @Module({
   imports: [EventsModule],
   controllers: [BillingProfilesController],
-  providers: [BillingProfilesService],
+  providers: [BillingProfilesRepository, BillingProfilesService],
   exports: [BillingProfilesService],
 })
 export class BillingProfilesModule {}

@@ -5,16 +5,16 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
-import { paginate, PageQueryDto } from '../../common/pagination';
+import { PageQueryDto } from '../../common/pagination';
 import { TransactionRunner } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service';
+import { EventsService } from '../../events/events.service'; // TODO(barrel)
 import { BillingProfile } from './billing-profile.entity';
+import { BillingProfilesRepository } from './billing-profiles.repository';
 import {
   BillingProfileDto,
   CreateBillingProfileDto,
   UpdateBillingProfileDto,
 } from './dto/billing-profile.dto';
-import { lockForUpdate } from '../../database/lock-for-update';
 
 const NOT_NULLABLE = ['name', 'currency', 'billing_day', 'payment_terms_days'] as const;
 
@@ -24,14 +24,14 @@ export class BillingProfilesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
+    private readonly profiles: BillingProfilesRepository,
   ) {}
 
   create(auth: AuthContext, dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
-      const { manager } = tx;
       const now = new Date();
-      const profile = manager.create(BillingProfile, {
+      const profile = await this.profiles.insert(tx.manager, {
         id: newId('bp'),
         tenantId,
         name: dto.name,
@@ -42,7 +42,6 @@ export class BillingProfilesService {
         createdAt: now,
         updatedAt: now,
       });
-      await manager.insert(BillingProfile, profile);
       await this.events.append(tx, {
         tenantId,
         type: 'billing_profile.created',
@@ -56,11 +55,12 @@ export class BillingProfilesService {
   update(auth: AuthContext, id: string, dto: UpdateBillingProfileDto): Promise<BillingProfile> {
     const { tenantId } = auth;
     for (const field of NOT_NULLABLE) {
-      if (dto[field] === null) throw new ApiError('validation_failed', `${field} cannot be null.`, field);
+      if (dto[field] === null) {
+        throw new ApiError('validation_failed', `${field} cannot be null.`, field);
+      }
     }
     return this.tx.run(auth, async (tx) => {
-      const { manager } = tx;
-      const profile = await lockForUpdate(manager, BillingProfile, tenantId, id, 'billing profile');
+      const profile = await this.profiles.lockForUpdate(tx.manager, tenantId, id);
       const changes: Partial<BillingProfile> = {
         name: dto.name,
         currency: dto.currency,
@@ -71,11 +71,13 @@ export class BillingProfilesService {
       const changed = (Object.keys(changes) as (keyof BillingProfile)[]).filter(
         (key) => changes[key] !== undefined && changes[key] !== profile[key],
       );
-      if (changed.length === 0) return profile;
+      if (changed.length === 0) {
+        return profile;
+      }
       Object.assign(profile, Object.fromEntries(changed.map((key) => [key, changes[key]])), {
         updatedAt: new Date(),
       });
-      await manager.save(BillingProfile, profile);
+      await this.profiles.update(tx.manager, profile, [...changed, 'updatedAt']);
       await this.events.append(tx, {
         tenantId,
         type: 'billing_profile.updated',
@@ -89,10 +91,8 @@ export class BillingProfilesService {
     });
   }
 
-  async getById(tenantId: string, id: string): Promise<BillingProfile> {
-    const profile = await this.dataSource.getRepository(BillingProfile).findOneBy({ tenantId, id });
-    if (!profile) throw ApiError.notFound('billing profile', id);
-    return profile;
+  getById(tenantId: string, id: string): Promise<BillingProfile> {
+    return this.profiles.getById(this.dataSource.manager, tenantId, id);
   }
 
   /** For references from other records: 422 invalid_reference naming `field` when the profile is not the tenant's. */
@@ -102,16 +102,14 @@ export class BillingProfilesService {
     id: string,
     field: string,
   ): Promise<BillingProfile> {
-    const profile = await manager.findOneBy(BillingProfile, { tenantId, id });
-    if (!profile) throw new ApiError('invalid_reference', `No billing profile ${id} exists.`, field);
+    const profile = await this.profiles.findById(manager, tenantId, id);
+    if (!profile) {
+      throw new ApiError('invalid_reference', `No billing profile ${id} exists.`, field);
+    }
     return profile;
   }
 
   list(tenantId: string, query: PageQueryDto): Promise<Page<BillingProfile>> {
-    const qb = this.dataSource
-      .getRepository(BillingProfile)
-      .createQueryBuilder('profile')
-      .where('profile.tenantId = :tenantId', { tenantId });
-    return paginate(qb, query);
+    return this.profiles.page(this.dataSource.manager, tenantId, query);
   }
 }

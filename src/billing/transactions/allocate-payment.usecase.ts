@@ -1,16 +1,17 @@
 import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
-import { EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service';
+import { EventsService } from '../../events/events.service'; // TODO(barrel)
 import { InvoiceDto } from '../invoices/dto/invoice-response.dto';
 import { Invoice, InvoiceStatus, PAYABLE_STATUSES } from '../invoices/invoice.entity';
+import { InvoicesRepository } from '../invoices/invoices.repository';
 import { AllocateDto } from './dto/transaction.dto';
 import { TransactionDto } from './dto/transaction-response.dto';
-import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
-import { lockForUpdate } from '../../database/lock-for-update';
+import { ALLOCATABLE_KINDS, Transaction } from './transaction.entity';
+import { TransactionsRepository } from './transactions.repository';
 
 interface Planned {
   invoice: Invoice | null;
@@ -28,6 +29,8 @@ export class AllocatePaymentUseCase {
   constructor(
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
+    private readonly transactions: TransactionsRepository,
+    private readonly invoices: InvoicesRepository,
   ) {}
 
   execute(auth: AuthContext, transactionId: string, dto: AllocateDto): Promise<TransactionDto> {
@@ -35,7 +38,7 @@ export class AllocatePaymentUseCase {
     const form = this.formOf(dto);
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
-      const transaction = await lockForUpdate(manager, Transaction, tenantId, transactionId, 'transaction');
+      const transaction = await this.transactions.lockForUpdate(manager, tenantId, transactionId);
       if (!ALLOCATABLE_KINDS.includes(transaction.kind)) {
         throw new ApiError(
           'validation_failed',
@@ -56,11 +59,10 @@ export class AllocatePaymentUseCase {
           form === 'invoices' ? 'allocations' : 'amount',
         );
       }
-      if (plan.length > 0) await this.apply(tx, transaction, plan);
-      const allocations = await manager.find(Allocation, {
-        where: { tenantId, transactionId },
-        order: { createdAt: 'ASC', id: 'ASC' },
-      });
+      if (plan.length > 0) {
+        await this.apply(tx, transaction, plan);
+      }
+      const allocations = await this.transactions.allocationsOfTransaction(manager, tenantId, transactionId);
       return TransactionDto.from(transaction, allocations);
     });
   }
@@ -74,12 +76,14 @@ export class AllocatePaymentUseCase {
       );
     }
     if (dto.target !== undefined) {
-      if (dto.amount === undefined)
+      if (dto.amount === undefined) {
         throw new ApiError('missing_field', 'amount is required with target.', 'amount');
+      }
       return 'balance';
     }
-    if (dto.amount !== undefined)
+    if (dto.amount !== undefined) {
       throw new ApiError('validation_failed', 'amount goes with target only.', 'amount');
+    }
     return dto.allocations !== undefined ? 'invoices' : 'strategy';
   }
 
@@ -89,7 +93,7 @@ export class AllocatePaymentUseCase {
     dto: AllocateDto,
   ): Promise<Planned[]> {
     const items = dto.allocations!;
-    const invoices = await this.lockInvoices(
+    const invoices = await this.invoices.lockManyInIdOrder(
       manager,
       transaction.tenantId,
       items.map((item) => item.invoice_id),
@@ -98,12 +102,13 @@ export class AllocatePaymentUseCase {
     return items.map((item, index) => {
       const field = `allocations.${index}`;
       const invoice = invoices.get(item.invoice_id);
-      if (!invoice)
+      if (!invoice) {
         throw new ApiError(
           'invalid_reference',
           `No invoice ${item.invoice_id} exists.`,
           `${field}.invoice_id`,
         );
+      }
       this.assertPayable(transaction, invoice, field);
       const asked = (askedPerInvoice.get(invoice.id) ?? 0) + item.amount;
       askedPerInvoice.set(invoice.id, asked);
@@ -119,49 +124,23 @@ export class AllocatePaymentUseCase {
   }
 
   private async planOldestFirst(manager: EntityManager, transaction: Transaction): Promise<Planned[]> {
-    const candidates = await manager.find(Invoice, {
-      select: { id: true },
-      where: {
-        tenantId: transaction.tenantId,
-        subscriberId: transaction.subscriberId,
-        currency: transaction.currency,
-        status: In(PAYABLE_STATUSES),
-      },
-    });
-    const locked = await this.lockInvoices(
-      manager,
-      transaction.tenantId,
-      candidates.map((invoice) => invoice.id),
-    );
+    const { tenantId, subscriberId, currency } = transaction;
+    const candidates = await this.invoices.payableIds(manager, tenantId, subscriberId, currency);
+    const locked = await this.invoices.lockManyInIdOrder(manager, tenantId, candidates);
     const payable = [...locked.values()]
       .filter((invoice) => PAYABLE_STATUSES.includes(invoice.status) && invoice.amountDue > 0)
       .sort((a, b) => (a.dueDate === b.dueDate ? a.number - b.number : a.dueDate < b.dueDate ? -1 : 1));
     let left = transaction.unallocatedAmount;
     const plan: Planned[] = [];
     for (const invoice of payable) {
-      if (left === 0) break;
+      if (left === 0) {
+        break;
+      }
       const amount = Math.min(left, invoice.amountDue);
       plan.push({ invoice, amount, field: 'strategy' });
       left -= amount;
     }
     return plan;
-  }
-
-  /** Locks invoices in id order, the fixed order every allocation uses. */
-  private async lockInvoices(
-    manager: EntityManager,
-    tenantId: string,
-    ids: string[],
-  ): Promise<Map<string, Invoice>> {
-    const unique = [...new Set(ids)].sort();
-    if (unique.length === 0) return new Map();
-    const invoices = await manager
-      .createQueryBuilder(Invoice, 'invoice')
-      .where('invoice.tenantId = :tenantId AND invoice.id IN (:...ids)', { tenantId, ids: unique })
-      .orderBy('invoice.id', 'ASC')
-      .setLock('pessimistic_write')
-      .getMany();
-    return new Map(invoices.map((invoice) => [invoice.id, invoice]));
   }
 
   private assertPayable(transaction: Transaction, invoice: Invoice, field: string): void {
@@ -191,8 +170,9 @@ export class AllocatePaymentUseCase {
   private async apply(tx: Tx, transaction: Transaction, plan: Planned[]): Promise<void> {
     const { manager } = tx;
     const now = new Date();
-    const allocations = plan.map((item) =>
-      manager.create(Allocation, {
+    const allocations = await this.transactions.insertAllocations(
+      manager,
+      plan.map((item) => ({
         id: newId('alc'),
         tenantId: transaction.tenantId,
         transactionId: transaction.id,
@@ -201,15 +181,10 @@ export class AllocatePaymentUseCase {
         amount: item.amount,
         currency: transaction.currency,
         createdAt: now,
-      }),
+      })),
     );
-    await manager.insert(Allocation, allocations);
     transaction.allocatedAmount += plan.reduce((sum, item) => sum + item.amount, 0);
-    await manager.update(
-      Transaction,
-      { id: transaction.id },
-      { allocatedAmount: transaction.allocatedAmount },
-    );
+    await this.transactions.update(manager, transaction, ['allocatedAmount']);
 
     for (const invoice of new Set(plan.flatMap((item) => (item.invoice ? [item.invoice] : [])))) {
       invoice.amountPaid += plan
@@ -218,11 +193,7 @@ export class AllocatePaymentUseCase {
       invoice.status = invoice.amountDue === 0 ? InvoiceStatus.Paid : InvoiceStatus.PartiallyPaid;
       invoice.paidAt = invoice.status === InvoiceStatus.Paid ? now : null;
       invoice.updatedAt = now;
-      await manager.update(
-        Invoice,
-        { id: invoice.id },
-        { amountPaid: invoice.amountPaid, status: invoice.status, paidAt: invoice.paidAt, updatedAt: now },
-      );
+      await this.invoices.update(manager, invoice, ['amountPaid', 'status', 'paidAt', 'updatedAt']);
       if (invoice.status === InvoiceStatus.Paid) {
         await this.events.append(tx, {
           tenantId: invoice.tenantId,

@@ -1,8 +1,8 @@
 import type { Metadata } from '../../common/metadata';
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { Invoice } from '../invoices/invoice.entity';
-import { Subscriber } from '../../subscribers/subscriber.entity';
-import { Tenant } from '../../gateway/tenants/tenant.entity';
+import { Subscriber } from '../../subscribers/subscriber.entity'; // TODO(barrel)
+import { Tenant } from '../../gateway';
 import { bigintMoney } from '../../common/money';
 
 export enum TransactionKind {

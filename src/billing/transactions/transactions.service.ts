@@ -1,20 +1,20 @@
 import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
-import { paginate } from '../../common/pagination';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service';
-import { SubscribersService } from '../../subscribers/subscribers.service';
+import { EventsService } from '../../events/events.service'; // TODO(barrel)
+import { SubscribersService } from '../../subscribers/subscribers.service'; // TODO(barrel)
 import { LedgerEntryType } from '../ledger/ledger-entry.entity';
 import { LedgerService } from '../ledger/ledger.service';
 import { CreateTransactionDto, ListTransactionsQueryDto } from './dto/transaction.dto';
 import { TransactionDto } from './dto/transaction-response.dto';
 import { Allocation, Transaction, TransactionKind } from './transaction.entity';
+import { TransactionRow, TransactionsRepository } from './transactions.repository';
 
 /** How each kind moves what the subscriber owes: payments and credits lower it, debits and refunds raise it. */
 const LEDGER_SIGN: Record<TransactionKind, { type: LedgerEntryType; sign: 1 | -1 }> = {
@@ -32,6 +32,7 @@ export class TransactionsService {
     private readonly events: EventsService,
     private readonly subscribers: SubscribersService,
     private readonly ledger: LedgerService,
+    private readonly transactions: TransactionsRepository,
   ) {}
 
   async create(auth: AuthContext, dto: CreateTransactionDto): Promise<TransactionDto> {
@@ -51,7 +52,7 @@ export class TransactionsService {
       return await this.tx.run(auth, async (tx) => {
         const { manager } = tx;
         await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id');
-        const transaction = manager.create(Transaction, {
+        const row: TransactionRow = {
           id: newId('txn'),
           tenantId,
           subscriberId: dto.subscriber_id,
@@ -69,9 +70,11 @@ export class TransactionsService {
           allocatedAmount: 0,
           refundedAmount: 0,
           createdAt: new Date(),
-        });
-        if (isRefund) await this.drawRefund(tx, transaction);
-        await manager.insert(Transaction, transaction);
+        };
+        if (isRefund) {
+          await this.drawRefund(tx, row);
+        }
+        const transaction = await this.transactions.insert(manager, row);
         const { type, sign } = LEDGER_SIGN[transaction.kind];
         await this.ledger.post(manager, {
           tenantId,
@@ -105,42 +108,21 @@ export class TransactionsService {
     tenantId: string,
     id: string,
   ): Promise<{ transaction: Transaction; allocations: Allocation[] }> {
-    const transaction = await this.dataSource.getRepository(Transaction).findOneBy({ tenantId, id });
-    if (!transaction) throw ApiError.notFound('transaction', id);
-    return { transaction, allocations: await this.allocationsOf(this.dataSource.manager, tenantId, id) };
-  }
-
-  allocationsOf(manager: EntityManager, tenantId: string, transactionId: string): Promise<Allocation[]> {
-    return manager.find(Allocation, {
-      where: { tenantId, transactionId },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    const { manager } = this.dataSource;
+    const transaction = await this.transactions.getById(manager, tenantId, id);
+    return {
+      transaction,
+      allocations: await this.transactions.allocationsOfTransaction(manager, tenantId, id),
+    };
   }
 
   list(tenantId: string, query: ListTransactionsQueryDto): Promise<Page<Transaction>> {
-    const qb = this.dataSource
-      .getRepository(Transaction)
-      .createQueryBuilder('txn')
-      .where('txn.tenantId = :tenantId', { tenantId });
-    if (query.subscriber_id)
-      qb.andWhere('txn.subscriberId = :subscriberId', { subscriberId: query.subscriber_id });
-    if (query.kind) qb.andWhere('txn.kind = :kind', { kind: query.kind });
-    if (query.source) qb.andWhere('txn.source = :source', { source: query.source });
-    if (query.external_id) qb.andWhere('txn.externalId = :externalId', { externalId: query.external_id });
-    if (query.occurred_gte)
-      qb.andWhere('txn.occurredAt >= :occurredGte', { occurredGte: new Date(query.occurred_gte) });
-    if (query.occurred_lt)
-      qb.andWhere('txn.occurredAt < :occurredLt', { occurredLt: new Date(query.occurred_lt) });
-    return paginate(qb, query);
+    return this.transactions.page(this.dataSource.manager, tenantId, query);
   }
 
   /** A refund draws on its payment's unallocated, unrefunded remainder, under the payment's row lock. */
-  private async drawRefund(tx: Tx, refund: Transaction): Promise<void> {
-    const { manager } = tx;
-    const payment = await manager.findOne(Transaction, {
-      where: { tenantId: refund.tenantId, id: refund.refundOf! },
-      lock: { mode: 'pessimistic_write' },
-    });
+  private async drawRefund(tx: Tx, refund: TransactionRow): Promise<void> {
+    const payment = await this.transactions.findForUpdate(tx.manager, refund.tenantId, refund.refundOf!);
     if (!payment || payment.kind !== TransactionKind.Payment) {
       throw new ApiError('invalid_reference', `No payment ${refund.refundOf} exists.`, 'refund_of');
     }
@@ -166,7 +148,7 @@ export class TransactionsService {
       );
     }
     payment.refundedAmount += refund.amount;
-    await manager.update(Transaction, { id: payment.id }, { refundedAmount: payment.refundedAmount });
+    await this.transactions.update(tx.manager, payment, ['refundedAmount']);
     await this.events.append(tx, {
       tenantId: payment.tenantId,
       type: 'transaction.refunded',

@@ -1,0 +1,133 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Page } from '../../common/envelope/envelope';
+import { paginate, PageQueryDto } from '../../common/pagination';
+import { PAYABLE_STATUSES } from '../invoices/invoice.entity';
+import { ALLOCATABLE_KINDS } from '../transactions/transaction.entity';
+import { LedgerEntry } from './ledger-entry.entity';
+
+/** One subscriber's account in one currency. */
+export interface BalanceKey {
+  tenantId: string;
+  subscriberId: string;
+  currency: string;
+}
+
+/** The sums the balance endpoint reports beside the balance. */
+export type BalanceSum = 'open_invoices_due' | 'unallocated_credit';
+
+export interface CurrencyBalance {
+  currency: string;
+  balance: number;
+  open_invoices_due: number;
+  unallocated_credit: number;
+}
+
+/** A SQL list of the entities' own enum values, so a status or kind is named in one place. */
+const sqlList = (values: readonly string[]): string =>
+  values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');
+
+/** Each sum's definition, shared by the balance endpoint and the guards of post(). */
+const SUMS: Record<BalanceSum, { expression: string; from: string; where: string }> = {
+  open_invoices_due: {
+    expression: 'SUM(total - amount_paid)',
+    from: 'invoices',
+    where: `status IN (${sqlList(PAYABLE_STATUSES)})`,
+  },
+  unallocated_credit: {
+    expression: 'SUM(amount - allocated_amount - refunded_amount)',
+    from: 'transactions',
+    where: `kind IN (${sqlList(ALLOCATABLE_KINDS)})`,
+  },
+};
+
+/** The sum over one subscriber's rows ($1 tenant, $2 subscriber) in the currency `currency` names; 0 when none. */
+function sumSql(sum: BalanceSum, currency: string): string {
+  const { expression, from, where } = SUMS[sum];
+  return `COALESCE((SELECT ${expression} FROM ${from}
+    WHERE tenant_id = $1 AND subscriber_id = $2 AND currency = ${currency} AND ${where}), 0)`;
+}
+
+const BALANCES_SQL = `WITH currencies AS (
+    SELECT currency FROM subscriber_balances WHERE tenant_id = $1 AND subscriber_id = $2
+    UNION SELECT currency FROM invoices WHERE tenant_id = $1 AND subscriber_id = $2
+  )
+  SELECT c.currency,
+    COALESCE((SELECT balance FROM subscriber_balances b
+              WHERE b.tenant_id = $1 AND b.subscriber_id = $2 AND b.currency = c.currency), 0) AS balance,
+    ${sumSql('open_invoices_due', 'c.currency')} AS open_invoices_due,
+    ${sumSql('unallocated_credit', 'c.currency')} AS unallocated_credit
+  FROM currencies c ORDER BY c.currency`;
+
+/** The only place ledger_entries and subscriber_balances are read and written, and the balance sums computed. */
+@Injectable()
+export class LedgerRepository {
+  /**
+   * Adds `amount` to the balance row with one atomic upsert, which holds the row lock until commit, so concurrent
+   * postings for one subscriber and currency queue up. Null when the new balance would pass `limit` in magnitude.
+   */
+  async addToBalance(
+    manager: EntityManager,
+    key: BalanceKey,
+    amount: number,
+    limit: number,
+  ): Promise<number | null> {
+    const rows: { balance: string }[] = await manager.query(
+      `INSERT INTO subscriber_balances (tenant_id, subscriber_id, currency, balance) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (tenant_id, subscriber_id, currency) DO UPDATE SET balance = subscriber_balances.balance + EXCLUDED.balance
+         WHERE abs(subscriber_balances.balance + EXCLUDED.balance) <= $5
+       RETURNING balance`,
+      [key.tenantId, key.subscriberId, key.currency, amount, limit],
+    );
+    return rows.length === 0 ? null : Number(rows[0].balance);
+  }
+
+  /** Whether the subscriber's `sum` in this currency is past `limit`. */
+  async sumExceeds(
+    manager: EntityManager,
+    sum: BalanceSum,
+    key: BalanceKey,
+    limit: number,
+  ): Promise<boolean> {
+    const [row]: { over: boolean }[] = await manager.query(`SELECT ${sumSql(sum, '$3')} > $4 AS over`, [
+      key.tenantId,
+      key.subscriberId,
+      key.currency,
+      limit,
+    ]);
+    return row.over;
+  }
+
+  async insertEntry(manager: EntityManager, row: LedgerEntry): Promise<LedgerEntry> {
+    const entry = manager.create(LedgerEntry, row);
+    await manager.insert(LedgerEntry, entry);
+    return entry;
+  }
+
+  page(
+    manager: EntityManager,
+    tenantId: string,
+    subscriberId: string,
+    query: PageQueryDto,
+  ): Promise<Page<LedgerEntry>> {
+    const qb = manager
+      .getRepository(LedgerEntry)
+      .createQueryBuilder('entry')
+      .where('entry.tenantId = :tenantId AND entry.subscriberId = :subscriberId', { tenantId, subscriberId });
+    return paginate(qb, query);
+  }
+
+  /** Per currency the subscriber has a balance or invoices in: the balance and both sums. */
+  async balances(manager: EntityManager, tenantId: string, subscriberId: string): Promise<CurrencyBalance[]> {
+    const rows: Record<keyof CurrencyBalance, string>[] = await manager.query(BALANCES_SQL, [
+      tenantId,
+      subscriberId,
+    ]);
+    return rows.map((row) => ({
+      currency: row.currency,
+      balance: Number(row.balance),
+      open_invoices_due: Number(row.open_invoices_due),
+      unallocated_credit: Number(row.unallocated_credit),
+    }));
+  }
+}

@@ -1,0 +1,111 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Page } from '../../common/envelope/envelope';
+import { ApiError } from '../../common/errors/api-error';
+import { paginate } from '../../common/pagination';
+import { ListTransactionsQueryDto } from './dto/transaction.dto';
+import { Allocation, Transaction } from './transaction.entity';
+
+/** A transaction's stored fields: the entity without what it computes. */
+export type TransactionRow = Omit<Transaction, 'unallocatedAmount'>;
+
+/** The transaction columns a write changes (the entity's property names). */
+export type TransactionColumn = keyof TransactionRow;
+
+/** The only place the transactions and allocations tables are read and written. */
+@Injectable()
+export class TransactionsRepository {
+  async insert(manager: EntityManager, row: TransactionRow): Promise<Transaction> {
+    const transaction = manager.create(Transaction, row);
+    await manager.insert(Transaction, transaction);
+    return transaction;
+  }
+
+  /** Writes `columns` of the in-memory transaction to its row. */
+  async update(
+    manager: EntityManager,
+    transaction: Transaction,
+    columns: readonly TransactionColumn[],
+  ): Promise<void> {
+    const changes = Object.fromEntries(columns.map((column) => [column, transaction[column]]));
+    await manager.update(Transaction, { id: transaction.id }, changes);
+  }
+
+  async getById(manager: EntityManager, tenantId: string, id: string): Promise<Transaction> {
+    const transaction = await manager.findOneBy(Transaction, { tenantId, id });
+    if (!transaction) {
+      throw ApiError.notFound('transaction', id);
+    }
+    return transaction;
+  }
+
+  /** The tenant's transaction with this id, row-locked until the transaction ends; null when there is none. */
+  findForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Transaction | null> {
+    return manager.findOne(Transaction, { where: { tenantId, id }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  async lockForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Transaction> {
+    const transaction = await this.findForUpdate(manager, tenantId, id);
+    if (!transaction) {
+      throw ApiError.notFound('transaction', id);
+    }
+    return transaction;
+  }
+
+  page(
+    manager: EntityManager,
+    tenantId: string,
+    query: ListTransactionsQueryDto,
+  ): Promise<Page<Transaction>> {
+    const qb = manager
+      .getRepository(Transaction)
+      .createQueryBuilder('txn')
+      .where('txn.tenantId = :tenantId', { tenantId });
+    if (query.subscriber_id) {
+      qb.andWhere('txn.subscriberId = :subscriberId', { subscriberId: query.subscriber_id });
+    }
+    if (query.kind) {
+      qb.andWhere('txn.kind = :kind', { kind: query.kind });
+    }
+    if (query.source) {
+      qb.andWhere('txn.source = :source', { source: query.source });
+    }
+    if (query.external_id) {
+      qb.andWhere('txn.externalId = :externalId', { externalId: query.external_id });
+    }
+    if (query.occurred_gte) {
+      qb.andWhere('txn.occurredAt >= :occurredGte', { occurredGte: new Date(query.occurred_gte) });
+    }
+    if (query.occurred_lt) {
+      qb.andWhere('txn.occurredAt < :occurredLt', { occurredLt: new Date(query.occurred_lt) });
+    }
+    return paginate(qb, query);
+  }
+
+  /** Writes the allocations in one statement; returns them as entities. */
+  async insertAllocations(manager: EntityManager, rows: Allocation[]): Promise<Allocation[]> {
+    const allocations = rows.map((row) => manager.create(Allocation, row));
+    await manager.insert(Allocation, allocations);
+    return allocations;
+  }
+
+  /** A transaction's allocations, oldest first. */
+  allocationsOfTransaction(
+    manager: EntityManager,
+    tenantId: string,
+    transactionId: string,
+  ): Promise<Allocation[]> {
+    return manager.find(Allocation, {
+      where: { tenantId, transactionId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** What was allocated to an invoice, oldest first. */
+  allocationsOfInvoice(manager: EntityManager, tenantId: string, invoiceId: string): Promise<Allocation[]> {
+    return manager.find(Allocation, {
+      where: { tenantId, invoiceId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+}
