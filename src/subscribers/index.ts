@@ -1,0 +1,18 @@
+// The subscribers domain's public surface: other modules import subscribers only from here (docs/architecture.md).
+// Entities first: a domain whose entity references Subscriber may be loaded while this file is still loading.
+export { Subscriber } from './subscriber.entity';
+export type { PostalAddress } from './subscriber.entity';
+export {
+  SubscriberStatus,
+  SuspensionReason,
+  SUBSCRIBER_STATUSES,
+  CREATABLE_STATUSES,
+  SUSPENSION_REASONS,
+} from './subscriber-status';
+export { CreateSubscriberDto } from './dto/create-subscriber.dto';
+export { UpdateSubscriberDto } from './dto/update-subscriber.dto';
+export { ChangeStatusDto } from './dto/change-status.dto';
+export { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
+export { CreatedSubscriberDto, SubscriberDto } from './dto/subscriber-response.dto';
+export { SubscribersService } from './subscribers.service';
+export { SubscribersModule } from './subscribers.module';
