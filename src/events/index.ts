@@ -1,0 +1,7 @@
+// The events module's public surface: other modules import events only from here (docs/architecture.md).
+// The entity first: a domain whose entity references EventRecord may be loaded while this file is still loading.
+export { EventRecord } from './event.entity';
+export { EVENT_TYPES, isEventPattern, type EventType } from './event-types';
+export { eventCtes, eventParams, eventRecord, patternsFor, type EventCtes, type NewEvent } from './event-statement';
+export { EventsService, type DeliveriesQueuedListener } from './events.service';
+export { EventsModule } from './events.module';

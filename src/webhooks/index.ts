@@ -1,0 +1,4 @@
+// The webhooks module's public surface: other modules import webhooks only from here (docs/architecture.md).
+export { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
+export { WebhooksService } from './webhooks.service';
+export { WebhooksModule } from './webhooks.module';
