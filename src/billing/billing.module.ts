@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { EventsModule } from '../events/events.module'; // TODO(barrel)
-import { SubscribersModule } from '../subscribers/subscribers.module'; // TODO(barrel)
+import { EventsModule } from '../events';
+import { SubscribersModule } from '../subscribers';
 import { InvoicesController } from './invoices/invoices.controller';
 import { InvoicesRepository } from './invoices/invoices.repository';
 import { InvoicesService } from './invoices/invoices.service';

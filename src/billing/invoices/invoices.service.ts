@@ -7,9 +7,8 @@ import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { MAX_AMOUNT } from '../../common/money';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import type { EventType } from '../../events/event-types'; // TODO(barrel)
-import { EventsService } from '../../events/events.service'; // TODO(barrel)
-import { SubscribersService } from '../../subscribers/subscribers.service'; // TODO(barrel)
+import { EventsService, type EventType } from '../../events';
+import { SubscribersService } from '../../subscribers';
 import { LedgerEntryType } from '../ledger/ledger-entry.entity';
 import { LedgerService } from '../ledger/ledger.service';
 import { Allocation } from '../transactions/transaction.entity';

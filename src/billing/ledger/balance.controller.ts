@@ -5,7 +5,7 @@ import { PageQueryDto } from '../../common/pagination';
 import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
-import { SubscribersService } from '../../subscribers/subscribers.service'; // TODO(barrel)
+import { SubscribersService } from '../../subscribers';
 import { LedgerEntryDto, SubscriberBalanceDto } from './dto/ledger.dto';
 import { LedgerService } from './ledger.service';
 

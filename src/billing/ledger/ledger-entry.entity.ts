@@ -1,5 +1,5 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
-import { Subscriber } from '../../subscribers/subscriber.entity'; // TODO(barrel)
+import { Subscriber } from '../../subscribers';
 import { Tenant } from '../../gateway';
 import { bigintMoney } from '../../common/money';
 

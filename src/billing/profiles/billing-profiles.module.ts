@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { EventsModule } from '../../events/events.module'; // TODO(barrel)
+import { EventsModule } from '../../events';
 import { BillingProfilesController } from './billing-profiles.controller';
 import { BillingProfilesRepository } from './billing-profiles.repository';
 import { BillingProfilesService } from './billing-profiles.service';

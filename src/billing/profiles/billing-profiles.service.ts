@@ -7,7 +7,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
 import { TransactionRunner } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service'; // TODO(barrel)
+import { EventsService } from '../../events';
 import { BillingProfile } from './billing-profile.entity';
 import { BillingProfilesRepository } from './billing-profiles.repository';
 import {

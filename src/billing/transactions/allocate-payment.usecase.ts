@@ -4,7 +4,7 @@ import { EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service'; // TODO(barrel)
+import { EventsService } from '../../events';
 import { InvoiceDto } from '../invoices/dto/invoice-response.dto';
 import { Invoice, InvoiceStatus, PAYABLE_STATUSES } from '../invoices/invoice.entity';
 import { InvoicesRepository } from '../invoices/invoices.repository';

@@ -1,7 +1,7 @@
 import type { Metadata } from '../../common/metadata';
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { Invoice } from '../invoices/invoice.entity';
-import { Subscriber } from '../../subscribers/subscriber.entity'; // TODO(barrel)
+import { Subscriber } from '../../subscribers';
 import { Tenant } from '../../gateway';
 import { bigintMoney } from '../../common/money';
 

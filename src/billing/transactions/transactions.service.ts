@@ -7,8 +7,8 @@ import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service'; // TODO(barrel)
-import { SubscribersService } from '../../subscribers/subscribers.service'; // TODO(barrel)
+import { EventsService } from '../../events';
+import { SubscribersService } from '../../subscribers';
 import { LedgerEntryType } from '../ledger/ledger-entry.entity';
 import { LedgerService } from '../ledger/ledger.service';
 import { CreateTransactionDto, ListTransactionsQueryDto } from './dto/transaction.dto';
