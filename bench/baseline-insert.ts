@@ -7,7 +7,7 @@
 import { Pool } from 'pg';
 import { newId } from '../src/common/ids';
 // The app's own statement text, so the baselines insert exactly as POST /subscribers does.
-import { INSERT_SUBSCRIBER } from '../src/subscribers/subscriber-row';
+import { INSERT_SUBSCRIBER } from '../src/subscribers/subscribers.repository';
 
 /** The fields of a create body the INSERT uses (the app's CreateSubscriberDto fits it). */
 export interface SubscriberInput {

@@ -1,7 +1,6 @@
 import type { Metadata } from '../common/metadata';
 import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
-import { BillingProfile } from '../billing/profiles/billing-profile.entity';
-import { Tenant } from '../gateway/tenants/tenant.entity';
+import { Tenant } from '../gateway';
 import { SubscriberStatus, SuspensionReason } from './subscriber-status';
 
 export interface PostalAddress {
@@ -21,6 +20,12 @@ export interface PostalAddress {
 @Index('uq_subscribers_email', ['tenantId', 'emailNormalized'], {
   unique: true,
   where: `"status" <> 'archived' AND "email_normalized" IS NOT NULL`,
+})
+// The profile must be the subscriber's tenant's: the database holds the reference per tenant (a write naming another
+// tenant's profile fails on this constraint, answered 422 invalid_reference). Named by table, so subscribers does not
+// import billing.
+@ForeignKey('billing_profiles', ['tenantId', 'billingProfileId'], ['tenantId', 'id'], {
+  name: 'fk_subscribers_billing_profile',
 })
 export class Subscriber {
   @ForeignKey(() => Tenant, { name: 'fk_subscribers_tenant' })
@@ -52,7 +57,6 @@ export class Subscriber {
   @Column('text', { nullable: true })
   suspensionReason: SuspensionReason | null;
 
-  @ForeignKey(() => BillingProfile, { name: 'fk_subscribers_billing_profile' })
   @Column('text', { nullable: true })
   billingProfileId: string | null;
 

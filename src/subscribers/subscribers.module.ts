@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
-import { BillingProfilesModule } from '../billing/profiles/billing-profiles.module';
-import { EventsModule } from '../events/events.module';
+import { EventsModule } from '../events';
 import { SubscribersController } from './subscribers.controller';
+import { SubscribersRepository } from './subscribers.repository';
 import { SubscribersService } from './subscribers.service';
 
 @Module({
-  imports: [EventsModule, BillingProfilesModule],
+  imports: [EventsModule],
   controllers: [SubscribersController],
-  providers: [SubscribersService],
+  providers: [SubscribersService, SubscribersRepository],
   exports: [SubscribersService],
 })
 export class SubscribersModule {}

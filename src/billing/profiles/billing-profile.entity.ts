@@ -4,6 +4,8 @@ import { Tenant } from '../../gateway';
 /** A finance configuration subscribers are billed under. */
 @Entity('billing_profiles')
 @Index('ix_billing_profiles_tenant_created', ['tenantId', 'createdAt', 'id'])
+// The target of subscribers' (tenant_id, billing_profile_id) foreign key: a subscriber's profile is its tenant's.
+@Index('uq_billing_profiles_tenant_id', ['tenantId', 'id'], { unique: true })
 @Check(
   'chk_billing_profiles_terms',
   `"billing_day" BETWEEN 1 AND 28 AND "payment_terms_days" >= 0 AND ("auto_suspend_after_days" IS NULL OR "auto_suspend_after_days" >= 1)`,

@@ -8,9 +8,20 @@ interface DriverError {
 
 /** True when the error is Postgres' unique_violation, optionally on the named constraint or index. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  if (!(error instanceof QueryFailedError)) return false;
+  if (!(error instanceof QueryFailedError)) {
+    return false;
+  }
   const driverError = error.driverError as DriverError;
   return driverError.code === '23505' && (constraint === undefined || driverError.constraint === constraint);
+}
+
+/** True when the error is Postgres' foreign_key_violation on the named constraint. */
+export function isForeignKeyViolation(error: unknown, constraint: string): boolean {
+  if (!(error instanceof QueryFailedError)) {
+    return false;
+  }
+  const driverError = error.driverError as DriverError;
+  return driverError.code === '23503' && driverError.constraint === constraint;
 }
 
 /**
@@ -39,9 +50,13 @@ const UNAVAILABLE_MESSAGES = [
 export function isDatabaseUnavailable(error: unknown): boolean {
   const causes = [error, (error as { driverError?: unknown } | null)?.driverError];
   return causes.some((cause) => {
-    if (!(cause instanceof Error)) return false;
+    if (!(cause instanceof Error)) {
+      return false;
+    }
     const code = (cause as { code?: unknown }).code;
-    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
+      return true;
+    }
     return UNAVAILABLE_MESSAGES.some((message) => cause.message.startsWith(message));
   });
 }

@@ -6,6 +6,7 @@ import { CheckExternalIdBeforeEmail1795237522991 } from './1795237522991-CheckEx
 import { NewIdFunction1795300000000 } from './1795300000000-NewIdFunction';
 import { ClaimableDeliveriesAndListIndexes1795400000000 } from './1795400000000-ClaimableDeliveriesAndListIndexes';
 import { MoneyConstraintsAndForeignKeys1795400000001 } from './1795400000001-MoneyConstraintsAndForeignKeys';
+import { SubscriberBillingProfilePerTenant1795500000000 } from './1795500000000-SubscriberBillingProfilePerTenant';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   NewIdFunction1795300000000,
   ClaimableDeliveriesAndListIndexes1795400000000,
   MoneyConstraintsAndForeignKeys1795400000001,
+  SubscriberBillingProfilePerTenant1795500000000,
 ];
