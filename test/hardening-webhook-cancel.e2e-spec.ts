@@ -10,7 +10,7 @@ import {
   getWebhook,
   WebhookReceiver,
 } from './support/webhook-receiver';
-import { CLAIM_SQL } from '../src/webhooks/webhook-worker';
+import { CLAIM_SQL } from '../src/webhooks/webhook-deliveries.repository';
 
 interface DeliveryRecord {
   id: string;
@@ -74,7 +74,9 @@ describe('Deliveries of a disabled subscription', () => {
     expectSuccess(await patch(hook.id, { enabled: false }));
     const cancelled = await deliveries(hook.id, 'cancelled');
     expect(cancelled).toHaveLength(2);
-    for (const row of cancelled) expect(row).toMatchObject({ status: 'cancelled', next_attempt_at: null });
+    for (const row of cancelled) {
+      expect(row).toMatchObject({ status: 'cancelled', next_attempt_at: null });
+    }
     expect(await deliveries(hook.id, 'pending')).toHaveLength(0);
 
     expectSuccess(await patch(hook.id, { enabled: true }));

@@ -1,4 +1,4 @@
-import { patternsFor } from './event-statement';
+import { patternsFor } from './new-event';
 
 /**
  * Every event type the service emits, with a one-line description: the one list that NewEvent's `type` is typed by

@@ -2,6 +2,14 @@
 // The entity first: a domain whose entity references EventRecord may be loaded while this file is still loading.
 export { EventRecord } from './event.entity';
 export { EVENT_TYPES, isEventPattern, type EventType } from './event-types';
-export { eventCtes, eventParams, eventRecord, patternsFor, type EventCtes, type NewEvent } from './event-statement';
+export { eventRecord, patternsFor, type NewEvent } from './new-event';
+export {
+  eventCtes,
+  eventParams,
+  EventsRepository,
+  type EventCtes,
+  type EventPlaceholders,
+  type OutboxFanOut,
+} from './events.repository';
 export { EventsService, type DeliveriesQueuedListener } from './events.service';
 export { EventsModule } from './events.module';

@@ -39,9 +39,13 @@ for (const [network, prefix] of [
 
 export function isForbiddenAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return FORBIDDEN.check(mapped[1], 'ipv4');
+  if (mapped) {
+    return FORBIDDEN.check(mapped[1], 'ipv4');
+  }
   const family = isIP(address);
-  if (family === 0) return true;
+  if (family === 0) {
+    return true;
+  }
   return FORBIDDEN.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
@@ -56,10 +60,11 @@ export function hostOf(url: URL): string {
 export async function assertPublicHost(host: string): Promise<void> {
   const addresses = isIP(host) ? [{ address: host }] : await dns.promises.lookup(host, { all: true });
   const forbidden = addresses.find(({ address }) => isForbiddenAddress(address));
-  if (forbidden)
+  if (forbidden) {
     throw new ForbiddenAddressError(
       `${host} resolves to ${forbidden.address}, a private or reserved address`,
     );
+  }
 }
 
 /**
@@ -68,7 +73,9 @@ export async function assertPublicHost(host: string): Promise<void> {
  */
 export const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '', 0);
+    if (error) {
+      return callback(error, '', 0);
+    }
     const list: dns.LookupAddress[] = addresses;
     const forbidden = list.find(({ address }) => isForbiddenAddress(address));
     if (forbidden) {
@@ -78,7 +85,9 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
         0,
       );
     }
-    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+    if (options.all) {
+      return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+    }
     return callback(null, list[0].address, list[0].family);
   });
 };

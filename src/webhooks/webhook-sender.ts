@@ -18,8 +18,12 @@ export interface SendResult {
 }
 
 function retryAfterSeconds(header: string | undefined): number | null {
-  if (!header) return null;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  if (!header) {
+    return null;
+  }
+  if (/^\d+$/.test(header.trim())) {
+    return Number(header.trim());
+  }
   const date = Date.parse(header);
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
@@ -68,9 +72,13 @@ export function sendWebhook(
         const chunks: Buffer[] = [];
         let read = 0;
         response.on('data', (chunk: Buffer) => {
-          if (read < MAX_READ_BYTES) chunks.push(chunk);
+          if (read < MAX_READ_BYTES) {
+            chunks.push(chunk);
+          }
           read += chunk.length;
-          if (read >= MAX_READ_BYTES) response.destroy();
+          if (read >= MAX_READ_BYTES) {
+            response.destroy();
+          }
         });
         const finish = () =>
           resolve(

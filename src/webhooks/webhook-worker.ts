@@ -2,41 +2,25 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { newId } from '../common/ids';
+import { SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { EventRecord } from '../events/event.entity';
-import { cancelPendingDeliveries } from './delivery-cancellation';
+import { TransactionRunner } from '../database/transaction-runner';
+import { EventsService } from '../events';
 import { signatureHeader } from './signing';
 import { type SendResult, sendWebhook, USER_AGENT } from './webhook-sender';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
-
-interface ClaimedRow {
-  id: string;
-}
+import { WebhooksRepository } from './webhooks.repository';
 
 function formatDuration(seconds: number): string {
-  if (seconds >= 86_400) return `${Math.round(seconds / 86_400)} days`;
-  if (seconds >= 3_600) return `${Math.round(seconds / 3_600)} hours`;
+  if (seconds >= 86_400) {
+    return `${Math.round(seconds / 86_400)} days`;
+  }
+  if (seconds >= 3_600) {
+    return `${Math.round(seconds / 3_600)} hours`;
+  }
   return `${seconds} seconds`;
 }
-
-/**
- * Takes up to $2 due deliveries and leases them for $1 ms, by the database's clock (now()), so instances whose clocks
- * disagree still agree on what is due and whose lease holds. It walks the partial index of pending deliveries in due
- * order; one whose subscription is disabled (queued by an event that raced the PATCH disabling it) is cancelled here
- * instead of leased, so nothing stranded stays in that index.
- */
-export const CLAIM_SQL = `WITH due AS (
-    SELECT d.id, w.enabled FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-    WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
-    ORDER BY d.next_attempt_at LIMIT $2::int
-    FOR UPDATE OF d SKIP LOCKED)
-  UPDATE webhook_deliveries d
-  SET locked_until = CASE WHEN due.enabled THEN now() + $1::float8 * interval '1 millisecond' END,
-      status = CASE WHEN due.enabled THEN d.status ELSE 'cancelled' END,
-      next_attempt_at = CASE WHEN due.enabled THEN d.next_attempt_at END,
-      updated_at = CASE WHEN due.enabled THEN d.updated_at ELSE now() END
-  FROM due WHERE d.id = due.id
-  RETURNING d.id, due.enabled`;
 
 /** ±10 % so retries of many deliveries that failed together do not arrive together. */
 const jitter = (seconds: number): number => seconds * (0.9 + Math.random() * 0.2);
@@ -58,10 +42,16 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly webhooks: WebhooksRepository,
+    private readonly deliveries: WebhookDeliveriesRepository,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (!this.config.webhooks.workerEnabled) return;
+    if (!this.config.webhooks.workerEnabled) {
+      return;
+    }
     this.timer = setInterval(() => this.wake(), this.config.webhooks.pollMs);
     this.timer.unref();
     this.wake();
@@ -75,7 +65,9 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
 
   /** Starts a pass now, or right after the one under way. */
   wake(): void {
-    if (this.stopped || !this.config.webhooks.workerEnabled) return;
+    if (this.stopped || !this.config.webhooks.workerEnabled) {
+      return;
+    }
     if (this.running) {
       this.rerun = true;
       return;
@@ -95,31 +87,31 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
   private async drain(): Promise<void> {
     const batch = this.config.webhooks.concurrency;
     for (;;) {
-      if (this.stopped) return;
+      if (this.stopped) {
+        return;
+      }
       const claimed = await this.claim(batch);
-      await Promise.all(claimed.map((row) => this.deliver(row.id)));
-      if (claimed.length < batch) return;
+      await Promise.all(claimed.map((id) => this.deliver(id)));
+      if (claimed.length < batch) {
+        return;
+      }
     }
   }
 
-  private async claim(limit: number): Promise<ClaimedRow[]> {
+  private claim(limit: number): Promise<string[]> {
     // The lease outlives the send timeout, so only a dead worker's deliveries are ever taken over.
     const leaseMs = this.config.webhooks.timeoutMs + 5_000;
-    // TypeORM answers an UPDATE … RETURNING with [rows, affected].
-    const [rows] = await this.dataSource.query<[(ClaimedRow & { enabled: boolean })[], number]>(CLAIM_SQL, [
-      leaseMs,
-      limit,
-    ]);
-    return rows.filter((row) => row.enabled);
+    return this.deliveries.claim(this.dataSource.manager, leaseMs, limit);
   }
 
   private async deliver(deliveryId: string): Promise<void> {
-    const delivery = await this.dataSource.getRepository(WebhookDelivery).findOneBy({ id: deliveryId });
-    const webhook =
-      delivery && (await this.dataSource.getRepository(Webhook).findOneBy({ id: delivery.webhookId }));
-    const event =
-      delivery && (await this.dataSource.getRepository(EventRecord).findOneBy({ id: delivery.eventId }));
-    if (!delivery || !webhook || !event) return;
+    const { manager } = this.dataSource;
+    const delivery = await this.deliveries.findClaimed(manager, deliveryId);
+    const webhook = delivery && (await this.webhooks.findForDelivery(manager, delivery.webhookId));
+    const event = delivery && (await this.events.find(delivery.tenantId, delivery.eventId));
+    if (!delivery || !webhook || !event) {
+      return;
+    }
 
     const body = JSON.stringify({
       id: event.id,
@@ -164,71 +156,55 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
     }
     const error = delivered ? null : (result.error ?? `endpoint answered ${result.statusCode}`);
 
-    await this.dataSource.transaction(async (manager) => {
+    await this.tx.run(SYSTEM_SCOPE, async ({ manager }) => {
       // The subscription's row lock orders this against a PATCH that disables it (which cancels what is pending).
-      const [current] = await manager.query<{ enabled: boolean }[]>(
-        'SELECT enabled FROM webhooks WHERE id = $1 FOR NO KEY UPDATE',
-        [webhook.id],
-      );
+      const enabled = await this.webhooks.lockEnabled(manager, webhook.id);
       const status = delivered
         ? DeliveryStatus.Succeeded
         : retryInS === null
           ? DeliveryStatus.Failed
-          : current?.enabled
+          : enabled
             ? DeliveryStatus.Pending
             : DeliveryStatus.Cancelled;
       // Only while our lease holds: if it ran out and another worker took the delivery, that worker records it.
       // Times are the database's (now()), like the claim's, so instances with skewed clocks agree.
-      const [updated] = await manager.query<[{ next_attempt_at: Date | null; now: Date }[], number]>(
-        `UPDATE webhook_deliveries SET attempts = $2, status = $3::text, locked_until = NULL, updated_at = now(),
-           next_attempt_at = CASE WHEN $3::text = 'pending' THEN now() + $4::float8 * interval '1 second' END
-         WHERE id = $1 AND locked_until IS NOT DISTINCT FROM $5
-         RETURNING next_attempt_at, now() AS now`,
-        [delivery.id, attempt, status, retryInS ?? 0, delivery.lockedUntil],
-      );
-      if (updated.length === 0) {
+      const recorded = await this.deliveries.recordOutcome(manager, delivery, attempt, status, retryInS ?? 0);
+      if (!recorded) {
         this.logger.warn({ msg: 'lease lost before the attempt was recorded', delivery_id: delivery.id });
         return;
       }
-      const { next_attempt_at: nextAttemptAt, now } = updated[0];
-      await manager.insert(WebhookAttempt, {
-        id: newId('att'),
-        tenantId: delivery.tenantId,
-        webhookId: webhook.id,
-        deliveryId: delivery.id,
-        eventId: delivery.eventId,
-        eventType: delivery.eventType,
-        attempt,
-        statusCode: result.statusCode,
-        durationMs: result.durationMs,
-        error,
-        responseBody: result.body,
-        nextAttemptAt,
-        createdAt: now,
-      });
+      await this.deliveries.insertAttempt(
+        manager,
+        Object.assign(new WebhookAttempt(), {
+          id: newId('att'),
+          tenantId: delivery.tenantId,
+          webhookId: webhook.id,
+          deliveryId: delivery.id,
+          eventId: delivery.eventId,
+          eventType: delivery.eventType,
+          attempt,
+          statusCode: result.statusCode,
+          durationMs: result.durationMs,
+          error,
+          responseBody: result.body,
+          nextAttemptAt: recorded.nextAttemptAt,
+          createdAt: recorded.now,
+        }),
+      );
       if (delivered) {
-        await manager.query(
-          'UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL',
-          [webhook.id],
-        );
+        await this.webhooks.clearFailing(manager, webhook.id);
         return;
       }
-      const [failing] = await manager.query<[{ too_long: boolean }[], number]>(
-        `UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1
-         RETURNING failing_since <= now() - $2::float8 * interval '1 second' AS too_long`,
-        [webhook.id, this.config.webhooks.disableAfterS],
-      );
+      const disableAfterS = this.config.webhooks.disableAfterS;
+      const tooLong = await this.webhooks.markFailing(manager, webhook.id, disableAfterS);
       const disabledReason = gone
         ? 'the endpoint answered 410 Gone'
-        : failing[0]?.too_long
-          ? `every attempt failed for ${formatDuration(this.config.webhooks.disableAfterS)}`
+        : tooLong
+          ? `every attempt failed for ${formatDuration(disableAfterS)}`
           : null;
-      if (disabledReason && current?.enabled) {
-        await manager.query(
-          'UPDATE webhooks SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1',
-          [webhook.id, disabledReason],
-        );
-        await cancelPendingDeliveries(manager, delivery.tenantId, webhook.id);
+      if (disabledReason && enabled) {
+        await this.webhooks.disable(manager, webhook.id, disabledReason);
+        await this.deliveries.cancelPending(manager, delivery.tenantId, webhook.id);
       }
     });
   }

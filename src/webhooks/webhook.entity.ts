@@ -1,6 +1,6 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
-import { Tenant } from '../gateway/tenants/tenant.entity';
-import { EventRecord } from '../events/event.entity';
+import { Tenant } from '../gateway';
+import { EventRecord } from '../events';
 
 /** A callback subscription. The secret is kept as given out: it is the HMAC key deliveries are signed with. */
 @Entity('webhooks')

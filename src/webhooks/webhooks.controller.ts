@@ -11,7 +11,7 @@ import {
   IDEMPOTENCY_ERRORS,
 } from '../common/swagger/api-envelope';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
-import { SkipIdempotency } from '../gateway/idempotency/idempotency.interceptor';
+import { SkipIdempotency } from '../gateway';
 import {
   CreateWebhookDto,
   RedeliveryDto,

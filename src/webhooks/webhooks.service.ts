@@ -1,15 +1,14 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';
-import { paginate, PageQueryDto } from '../common/pagination';
+import { PageQueryDto } from '../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import type { AuthContext } from '../common/request-context';
-import { TransactionRunner } from '../database/transaction-runner';
-import { EventRecord } from '../events/event.entity';
-import { EventsService } from '../events/events.service';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
+import { EventRecord, EventsService } from '../events';
 import { assertPublicHost, ForbiddenAddressError, hostOf } from './callback-address';
 import {
   CreateWebhookDto,
@@ -19,12 +18,12 @@ import {
   WebhookTestDto,
   WebhookWithSecretDto,
 } from './dto/webhook.dto';
-import { cancelPendingDeliveries } from './delivery-cancellation';
 import { ListDeliveriesQueryDto } from './dto/webhook-delivery.dto';
 import { generateWebhookSecret } from './signing';
 import { WebhookWorker } from './webhook-worker';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
-import { lockForUpdate } from '../database/lock-for-update';
+import { WebhooksRepository } from './webhooks.repository';
 
 const SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
 
@@ -36,10 +35,12 @@ export class WebhooksService implements OnModuleInit {
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
     private readonly worker: WebhookWorker,
+    private readonly webhooks: WebhooksRepository,
+    private readonly webhookDeliveries: WebhookDeliveriesRepository,
   ) {}
 
   onModuleInit(): void {
-    // Deliveries are queued by the event's own statement (eventCtes); the worker wakes once that commits.
+    // Deliveries are queued by the event's own statement (WebhooksOutbox's fan-out); the worker wakes once that commits.
     this.events.onDeliveriesQueued(() => this.worker.wake());
   }
 
@@ -47,9 +48,8 @@ export class WebhooksService implements OnModuleInit {
     const { tenantId } = auth;
     await this.assertCallbackUrl(dto.url);
     return this.tx.run(auth, async (tx) => {
-      const { manager } = tx;
       const now = new Date();
-      const webhook = manager.create(Webhook, {
+      const webhook = Object.assign(new Webhook(), {
         id: newId('whk'),
         tenantId,
         url: dto.url,
@@ -64,7 +64,7 @@ export class WebhooksService implements OnModuleInit {
         createdAt: now,
         updatedAt: now,
       });
-      await manager.insert(Webhook, webhook);
+      await this.webhooks.insert(tx.manager, webhook);
       await this.events.append(tx, {
         tenantId,
         type: 'webhook.created',
@@ -77,29 +77,43 @@ export class WebhooksService implements OnModuleInit {
 
   async update(auth: AuthContext, id: string, dto: UpdateWebhookDto): Promise<Webhook> {
     const { tenantId } = auth;
-    if (dto.url !== undefined) await this.assertCallbackUrl(dto.url);
+    if (dto.url !== undefined) {
+      await this.assertCallbackUrl(dto.url);
+    }
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
-      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
-      if (dto.url !== undefined) webhook.url = dto.url;
-      if (dto.events !== undefined) webhook.events = [...new Set(dto.events)];
-      if (dto.description !== undefined) webhook.description = dto.description;
+      const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
+      if (dto.url !== undefined) {
+        webhook.url = dto.url;
+      }
+      if (dto.events !== undefined) {
+        webhook.events = [...new Set(dto.events)];
+      }
+      if (dto.description !== undefined) {
+        webhook.description = dto.description;
+      }
       const disabling = dto.enabled === false && webhook.enabled;
       if (dto.enabled !== undefined) {
         webhook.enabled = dto.enabled;
         webhook.disabledReason = dto.enabled ? null : 'disabled by request';
-        if (dto.enabled) webhook.failingSince = null;
+        if (dto.enabled) {
+          webhook.failingSince = null;
+        }
       }
       webhook.updatedAt = new Date();
-      await manager.save(Webhook, webhook);
-      if (disabling) await cancelPendingDeliveries(manager, tenantId, webhook.id);
+      await this.webhooks.update(manager, webhook);
+      if (disabling) {
+        await this.webhookDeliveries.cancelPending(manager, tenantId, webhook.id);
+      }
       await this.events.append(tx, {
         tenantId,
         type: 'webhook.updated',
         subjectId: webhook.id,
         object: WebhookDto.from(webhook),
       });
-      if (webhook.enabled) tx.afterCommit(() => this.worker.wake());
+      if (webhook.enabled) {
+        tx.afterCommit(() => this.worker.wake());
+      }
       return webhook;
     });
   }
@@ -108,11 +122,9 @@ export class WebhooksService implements OnModuleInit {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
-      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
-      // Attempts first: each references its delivery (foreign keys).
-      await manager.delete(WebhookAttempt, { tenantId, webhookId: id });
-      await manager.delete(WebhookDelivery, { tenantId, webhookId: id });
-      await manager.delete(Webhook, { id });
+      const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
+      await this.webhookDeliveries.deleteForWebhook(manager, tenantId, id);
+      await this.webhooks.delete(manager, tenantId, id);
       await this.events.append(tx, {
         tenantId,
         type: 'webhook.deleted',
@@ -128,12 +140,12 @@ export class WebhooksService implements OnModuleInit {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
-      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
+      const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
       webhook.previousSecret = webhook.secret;
       webhook.previousSecretExpiresAt = new Date(Date.now() + SECRET_GRACE_MS);
       webhook.secret = generateWebhookSecret();
       webhook.updatedAt = new Date();
-      await manager.save(Webhook, webhook);
+      await this.webhooks.update(manager, webhook);
       await this.events.append(tx, {
         tenantId,
         type: 'webhook.secret_rotated',
@@ -148,15 +160,14 @@ export class WebhooksService implements OnModuleInit {
   sendTest(auth: AuthContext, id: string): Promise<WebhookTestDto> {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
-      const { manager } = tx;
-      const webhook = await lockForUpdate(manager, Webhook, tenantId, id, 'webhook');
+      const webhook = await this.webhooks.lockForUpdate(tx.manager, tenantId, id);
       this.assertEnabled(webhook);
       const event = await this.events.append(
         tx,
         { tenantId, type: 'webhook.test', subjectId: webhook.id, object: WebhookDto.from(webhook) },
         { fanOut: false },
       );
-      const delivery = await this.queueDelivery(manager, event, webhook.id);
+      const delivery = await this.queueDelivery(tx, event, webhook.id);
       tx.afterCommit(() => this.worker.wake());
       return { event_id: event.id, delivery_id: delivery.id };
     });
@@ -166,12 +177,10 @@ export class WebhooksService implements OnModuleInit {
   redeliver(auth: AuthContext, deliveryId: string): Promise<RedeliveryDto> {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
-      const { manager } = tx;
-      const original = await manager.findOneBy(WebhookDelivery, { tenantId, id: deliveryId });
-      if (!original) throw ApiError.notFound('webhook delivery', deliveryId);
-      this.assertEnabled(await lockForUpdate(manager, Webhook, tenantId, original.webhookId, 'webhook'));
+      const original = await this.webhookDeliveries.getById(tx.manager, tenantId, deliveryId);
+      this.assertEnabled(await this.webhooks.lockForUpdate(tx.manager, tenantId, original.webhookId));
       const delivery = await this.queueDelivery(
-        manager,
+        tx,
         { id: original.eventId, type: original.eventType, tenantId },
         original.webhookId,
       );
@@ -185,41 +194,24 @@ export class WebhooksService implements OnModuleInit {
     });
   }
 
-  async getById(tenantId: string, id: string): Promise<Webhook> {
-    const webhook = await this.dataSource.getRepository(Webhook).findOneBy({ tenantId, id });
-    if (!webhook) throw ApiError.notFound('webhook', id);
-    return webhook;
+  getById(tenantId: string, id: string): Promise<Webhook> {
+    return this.webhooks.getById(this.dataSource.manager, tenantId, id);
   }
 
   list(tenantId: string, query: PageQueryDto): Promise<Page<Webhook>> {
-    const qb = this.dataSource
-      .getRepository(Webhook)
-      .createQueryBuilder('webhook')
-      .where('webhook.tenantId = :tenantId', { tenantId });
-    return paginate(qb, query);
+    return this.webhooks.page(this.dataSource.manager, tenantId, query);
   }
 
   async attempts(tenantId: string, webhookId: string, query: PageQueryDto): Promise<Page<WebhookAttempt>> {
     await this.getById(tenantId, webhookId);
-    const qb = this.dataSource
-      .getRepository(WebhookAttempt)
-      .createQueryBuilder('attempt')
-      .where('attempt.tenantId = :tenantId AND attempt.webhookId = :webhookId', { tenantId, webhookId });
-    return paginate(qb, query);
+    return this.webhookDeliveries.attemptsPage(this.dataSource.manager, tenantId, webhookId, query);
   }
 
   /** The deliveries of a subscription, newest first, with their status (`cancelled` ones included). */
   async deliveries(tenantId: string, query: ListDeliveriesQueryDto): Promise<Page<WebhookDelivery>> {
     await this.getById(tenantId, query.webhook_id);
-    const qb = this.dataSource
-      .getRepository(WebhookDelivery)
-      .createQueryBuilder('delivery')
-      .where('delivery.tenantId = :tenantId AND delivery.webhookId = :webhookId', {
-        tenantId,
-        webhookId: query.webhook_id,
-      });
-    if (query.status) qb.andWhere('delivery.status = :status', { status: query.status });
-    return paginate(qb, query);
+    const filter = { webhookId: query.webhook_id, status: query.status };
+    return this.webhookDeliveries.page(this.dataSource.manager, tenantId, filter, query);
   }
 
   /** A disabled subscription takes no deliveries; queueing one that would never go out is refused. */
@@ -234,7 +226,7 @@ export class WebhooksService implements OnModuleInit {
 
   /** A new pending delivery, due at the database's now() (the clock the worker's claim reads). */
   private async queueDelivery(
-    manager: EntityManager,
+    tx: Tx,
     event: Pick<EventRecord, 'id' | 'type' | 'tenantId'>,
     webhookId: string,
   ): Promise<WebhookDelivery> {
@@ -252,7 +244,7 @@ export class WebhooksService implements OnModuleInit {
       createdAt: now,
       updatedAt: now,
     });
-    await manager.insert(WebhookDelivery, { ...delivery, nextAttemptAt: () => 'now()' });
+    await this.webhookDeliveries.insert(tx.manager, delivery);
     return delivery;
   }
 
@@ -265,7 +257,9 @@ export class WebhooksService implements OnModuleInit {
     if (url.username || url.password) {
       throw new ApiError('validation_failed', 'url must not carry credentials.', 'url');
     }
-    if (this.config.webhooks.allowPrivate) return;
+    if (this.config.webhooks.allowPrivate) {
+      return;
+    }
     try {
       await assertPublicHost(hostOf(url));
     } catch (error) {

@@ -1,12 +1,16 @@
-import { isEventPattern } from '../../events/event-types';
+import { isEventPattern } from '../../events';
 import { ValidateValue, ValueProblem } from '../../common/validation/value-problem';
 
 /** The first entry of a list of event patterns that is not a string or not a known pattern, by its index. */
 function eventPatternProblem(value: unknown, property: string): ValueProblem | null {
-  if (!Array.isArray(value)) return null; // IsArray answers for the list itself.
+  if (!Array.isArray(value)) {
+    return null;
+  } // IsArray answers for the list itself.
   for (const [index, item] of (value as unknown[]).entries()) {
     const path = String(index);
-    if (typeof item !== 'string') return { path, message: `${property}.${path} must be a string` };
+    if (typeof item !== 'string') {
+      return { path, message: `${property}.${path} must be a string` };
+    }
     if (!isEventPattern(item)) {
       return {
         path,

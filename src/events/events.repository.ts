@@ -1,0 +1,158 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Page } from '../common/envelope/envelope';
+import { ApiError } from '../common/errors/api-error';
+import { paginate } from '../common/pagination';
+import { preparedQuery, type PreparedStatement } from '../database/prepared-query';
+import { entityColumns } from '../database/entity-columns';
+import type { ListEventsQueryDto } from './dto/list-events-query.dto';
+import { EventRecord } from './event.entity';
+
+/** The `$n` placeholders of the event's own parameters, by property, for a fan-out's CTE to refer to. */
+export type EventPlaceholders = Record<keyof EventRecord, string>;
+
+/**
+ * What another module writes beside every event, in the event's own statement (the transactional outbox): webhooks
+ * queues one delivery per subscription. Supplied through EventsService.useFanOut, so events never names its tables.
+ */
+export interface OutboxFanOut {
+  /**
+   * Its CTE(s), `name AS (…)`, to follow the event's; its own parameters numbered from `$<firstParam>`. `select`
+   * selects the number of rows it queued, as `deliveries`.
+   */
+  ctes(event: EventPlaceholders, firstParam: number): { sql: string; select: string };
+  /** Its own parameters for this event, in the order of its CTEs' `$<firstParam>`…. */
+  params(record: EventRecord): unknown[];
+}
+
+/** Common table expressions that write an event and, with a fan-out, what it queues. */
+export interface EventCtes {
+  /** `event AS (…)[, …]`, to follow `WITH` (and any CTEs of the caller's own, comma-separated). */
+  sql: string;
+  /** Selects the number of deliveries queued, as `deliveries` (0 without a fan-out). */
+  select: string;
+}
+
+/** EventRecord's columns, from its decorators: the one list the INSERT and the row mapper use. */
+const EVENT_COLUMNS = entityColumns(EventRecord);
+
+/**
+ * The event log is the transactional outbox: the event and what `fanOut` queues for it (the webhook deliveries) are
+ * written by one statement, so they commit together, with the change the caller writes beside them, and cost one
+ * round trip. Parameters (eventParams) are numbered from `$<firstParam>`, after the caller's own.
+ */
+export function eventCtes(fanOut: OutboxFanOut | null, firstParam = 1): EventCtes {
+  const placeholders = Object.fromEntries(
+    EVENT_COLUMNS.map((column, index) => [column.property, `$${firstParam + index}`]),
+  ) as EventPlaceholders;
+  const event =
+    `event AS (INSERT INTO events (${EVENT_COLUMNS.map((column) => column.column).join(', ')}) ` +
+    `VALUES (${EVENT_COLUMNS.map((column) => placeholders[column.property]).join(', ')}))`;
+  if (!fanOut) {
+    return { sql: event, select: 'SELECT 0 AS deliveries' };
+  }
+  const queued = fanOut.ctes(placeholders, firstParam + EVENT_COLUMNS.length);
+  return { sql: `${event}, ${queued.sql}`, select: queued.select };
+}
+
+/** The parameters of eventCtes, in its order. */
+export function eventParams(record: EventRecord, fanOut: OutboxFanOut | null): unknown[] {
+  const params = EVENT_COLUMNS.map((column) => record[column.property]);
+  return fanOut ? [...params, ...fanOut.params(record)] : params;
+}
+
+/** An `events` row as `pg` returns it, mapped by the same column list. */
+function eventFromRow(row: Record<string, unknown>): EventRecord {
+  const record = new EventRecord();
+  for (const column of EVENT_COLUMNS) {
+    Object.assign(record, { [column.property]: row[column.column] });
+  }
+  return record;
+}
+
+/** The event log: its append statements (with and without the fan-out), its list and its reads. */
+@Injectable()
+export class EventsRepository {
+  private fanOut: OutboxFanOut | null = null;
+  /** Prepared statements by name, built on first use, once the fan-out (if any) is registered. */
+  private readonly statements = new Map<string, PreparedStatement>();
+
+  /** Registers what every fanned-out event queues in its own statement (see OutboxFanOut). */
+  useFanOut(fanOut: OutboxFanOut): void {
+    this.fanOut = fanOut;
+    this.statements.clear();
+  }
+
+  /**
+   * `WITH <callerCtes>, <the event's CTEs> <select>`: a caller's own write, its event and the event's fan-out in one
+   * prepared statement; the caller's parameters are `$1`…`$<callerParams>`, the event's (eventParams) follow.
+   * Without a registered fan-out (the CLI) the event is written alone, under a name of its own.
+   */
+  statement(name: string, callerCtes: string | null = null, callerParams = 0): PreparedStatement {
+    return this.build(this.fanOut, name, callerCtes, callerParams);
+  }
+
+  /** The parameters of `statement`'s event, with its fan-out's. */
+  params(record: EventRecord): unknown[] {
+    return eventParams(record, this.fanOut);
+  }
+
+  /**
+   * Writes the event, with its fan-out unless `fanOut` is false (a webhook test ping, addressed to one endpoint by
+   * its caller); answers the number of deliveries queued.
+   */
+  async append(manager: EntityManager, record: EventRecord, fanOut: boolean): Promise<number> {
+    const queue = fanOut ? this.fanOut : null;
+    const statement = this.build(queue, 'event_append', null, 0);
+    const rows = await preparedQuery<{ deliveries: number }>(manager, statement, eventParams(record, queue));
+    return rows[0].deliveries;
+  }
+
+  private build(
+    fanOut: OutboxFanOut | null,
+    name: string,
+    callerCtes: string | null,
+    callerParams: number,
+  ): PreparedStatement {
+    // A connection keeps each name's text: the statement without a fan-out is named apart.
+    const key = fanOut ? name : `${name}_alone`;
+    let statement = this.statements.get(key);
+    if (!statement) {
+      const ctes = eventCtes(fanOut, callerParams + 1);
+      const all = callerCtes ? `${callerCtes}, ${ctes.sql}` : ctes.sql;
+      statement = { name: key, text: `WITH ${all} ${ctes.select}` };
+      this.statements.set(key, statement);
+    }
+    return statement;
+  }
+
+  page(manager: EntityManager, tenantId: string, query: ListEventsQueryDto): Promise<Page<EventRecord>> {
+    const qb = manager
+      .getRepository(EventRecord)
+      .createQueryBuilder('event')
+      .where('event.tenantId = :tenantId', { tenantId });
+    if (query.type?.endsWith('.*')) {
+      // `_` is a LIKE wildcard and a legal type character: escape it so the prefix matches literally.
+      const prefix = query.type.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`);
+      qb.andWhere(`event.type LIKE :typePrefix ESCAPE '\\'`, { typePrefix: `${prefix}%` });
+    } else if (query.type) {
+      qb.andWhere('event.type = :type', { type: query.type });
+    }
+    if (query.subject_id) {
+      qb.andWhere('event.subjectId = :subjectId', { subjectId: query.subject_id });
+    }
+    return paginate(qb, query, eventFromRow);
+  }
+
+  findById(manager: EntityManager, tenantId: string, id: string): Promise<EventRecord | null> {
+    return manager.findOneBy(EventRecord, { tenantId, id });
+  }
+
+  async getById(manager: EntityManager, tenantId: string, id: string): Promise<EventRecord> {
+    const event = await this.findById(manager, tenantId, id);
+    if (!event) {
+      throw ApiError.notFound('event', id);
+    }
+    return event;
+  }
+}
