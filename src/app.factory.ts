@@ -10,7 +10,7 @@ import { StartupError } from './common/startup-error';
 import type { AppConfig } from './config/app-config';
 import { probeDatabase } from './database/database-probe';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
-import { BootstrapService } from './gateway/bootstrap.service';
+import { BootstrapService } from './gateway';
 import { setupSwagger } from './swagger';
 
 export interface RunningApp {

@@ -4,7 +4,9 @@ function usageError(argv: string[]): CliError {
   try {
     parseCommand(argv);
   } catch (error) {
-    if (error instanceof CliError) return error;
+    if (error instanceof CliError) {
+      return error;
+    }
     throw error;
   }
   throw new Error(`${argv.join(' ')} was accepted`);

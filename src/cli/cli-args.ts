@@ -2,8 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { isId } from '../common/ids';
 import { isScope, type Scope, SCOPES } from '../common/auth/scopes';
-import { CreateTenantDto } from '../gateway/tenants/dto/tenant.dto';
-import { CreateTokenDto } from '../gateway/tokens/dto/token.dto';
+import { CreateTenantDto, CreateTokenDto } from '../gateway';
 
 /** Exit codes: 0 done, 1 the command could not run (environment, database), 2 the invocation was wrong. */
 export const EXIT_OK = 0;
@@ -65,11 +64,15 @@ function tokenize(argv: string[]): Parsed {
       let value: string | undefined = eq === -1 ? undefined : arg.slice(eq + 1);
       if (value === undefined) {
         const next = argv[i + 1];
-        if (next === undefined || next.startsWith('--')) throw new CliError(`--${name} needs a value.`);
+        if (next === undefined || next.startsWith('--')) {
+          throw new CliError(`--${name} needs a value.`);
+        }
         value = next;
         i++;
       }
-      if (parsed.options.has(name)) throw new CliError(`--${name} is given more than once.`);
+      if (parsed.options.has(name)) {
+        throw new CliError(`--${name} is given more than once.`);
+      }
       parsed.options.set(name, value);
     } else {
       parsed.positionals.push(arg);
@@ -94,10 +97,14 @@ function expect(
     throw new CliError(`'${command}' does not take the argument "${given[positionals.length]}".`);
   }
   for (const name of parsed.options.keys()) {
-    if (!allowed.includes(name)) throw new CliError(`'${command}' has no option --${name}.`);
+    if (!allowed.includes(name)) {
+      throw new CliError(`'${command}' has no option --${name}.`);
+    }
   }
   for (const name of required) {
-    if (!parsed.options.get(name)?.trim()) throw new CliError(`'${command}' needs --${name}.`);
+    if (!parsed.options.get(name)?.trim()) {
+      throw new CliError(`'${command}' needs --${name}.`);
+    }
   }
   return Object.fromEntries(parsed.options);
 }
@@ -110,7 +117,9 @@ function validateDto<T extends object>(dto: new () => T, plain: object, optionOf
   const instance = plainToInstance(dto, plain);
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true });
   const first = errors[0];
-  if (!first) return instance;
+  if (!first) {
+    return instance;
+  }
   const message = Object.values(first.constraints ?? {})[0] ?? 'is not valid';
   throw new CliError(`Invalid ${optionOf[first.property] ?? first.property}: ${message}.`);
 }
@@ -124,7 +133,9 @@ function parseScopes(raw: string): Scope[] {
         `Valid scopes: ${SCOPES.join(', ')}.`,
     );
   }
-  if (scopes.length === 0) throw new CliError('--scopes needs at least one scope.');
+  if (scopes.length === 0) {
+    throw new CliError('--scopes needs at least one scope.');
+  }
   return scopes as Scope[];
 }
 
@@ -164,7 +175,9 @@ function tokenCreate(parsed: Parsed): CliCommand {
 function tokenRevoke(parsed: Parsed): CliCommand {
   const options = expect(parsed, 'token revoke', ['tok_id'], ['tenant'], ['tenant']);
   const tokenId = parsed.positionals[2];
-  if (!isId('tok', tokenId)) throw new CliError(`"${tokenId}" is not a token id (tok_...).`);
+  if (!isId('tok', tokenId)) {
+    throw new CliError(`"${tokenId}" is not a token id (tok_...).`);
+  }
   return { kind: 'token.revoke', tenant: options.tenant!.trim(), tokenId };
 }
 
@@ -172,8 +185,12 @@ function tokenRevoke(parsed: Parsed): CliCommand {
 export function parseCommand(argv: string[]): CliCommand {
   const parsed = tokenize(argv);
   const [noun, verb] = parsed.positionals;
-  if (parsed.help || noun === 'help') return { kind: 'help' };
-  if (noun === undefined) throw new CliError(`No command given. ${SEE_HELP}`);
+  if (parsed.help || noun === 'help') {
+    return { kind: 'help' };
+  }
+  if (noun === undefined) {
+    throw new CliError(`No command given. ${SEE_HELP}`);
+  }
   const command = `${noun} ${verb ?? ''}`.trim();
   switch (command) {
     case 'tenant create':

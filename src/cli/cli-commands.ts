@@ -1,10 +1,7 @@
 import type { Page } from '../common/envelope/envelope';
 import { PageQueryDto } from '../common/pagination';
 import type { WriteScope } from '../common/request-context';
-import type { Tenant } from '../gateway/tenants/tenant.entity';
-import type { TenantsService } from '../gateway/tenants/tenants.service';
-import type { ApiToken } from '../gateway/tokens/api-token.entity';
-import type { TokensService } from '../gateway/tokens/tokens.service';
+import type { ApiToken, Tenant, TenantsService, TokensService } from '../gateway';
 import { CliError, type CliCommand } from './cli-args';
 
 type Print = (line: string) => void;
@@ -32,8 +29,12 @@ async function all<T>(list: (query: PageQueryDto) => Promise<Page<T>>): Promise<
 }
 
 function tokenStatus(token: ApiToken, now = Date.now()): string {
-  if (token.revokedAt) return 'revoked';
-  if (token.expiresAt && token.expiresAt.getTime() <= now) return 'expired';
+  if (token.revokedAt) {
+    return 'revoked';
+  }
+  if (token.expiresAt && token.expiresAt.getTime() <= now) {
+    return 'expired';
+  }
   return 'active';
 }
 
@@ -69,7 +70,9 @@ export class CliCommands {
 
   private async listTenants(): Promise<void> {
     const tenants = await all((query) => this.tenants.list(query));
-    if (tenants.length === 0) return this.print('No tenants.');
+    if (tenants.length === 0) {
+      return this.print('No tenants.');
+    }
     const rows = tenants.map((t) => [t.id, t.slug, t.name, t.createdAt.toISOString()]);
     table([['ID', 'SLUG', 'NAME', 'CREATED'], ...rows]).forEach(this.print);
   }
@@ -92,7 +95,9 @@ export class CliCommands {
   private async listTokens(tenantRef: string): Promise<void> {
     const tenant = await this.tenant(tenantRef);
     const tokens = await all((query) => this.tokens.list(tenant.id, query));
-    if (tokens.length === 0) return this.print(`Tenant ${tenant.slug} has no tokens.`);
+    if (tokens.length === 0) {
+      return this.print(`Tenant ${tenant.slug} has no tokens.`);
+    }
     const rows = tokens.map((t) => [
       t.id,
       t.name,

@@ -2,13 +2,11 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
-import { EventsModule } from '../events/events.module';
-import { TenantsService } from '../gateway/tenants/tenants.service';
-import { TokensService } from '../gateway/tokens/tokens.service';
+import { TenancyModule } from '../gateway';
 
 /**
- * What the CLI needs and nothing more: the database, the event log and the tenant and token services.
- * Not GatewayModule: it installs the HTTP guards and the bootstrap token, which a command line has no use for.
+ * What the CLI needs and nothing more: the database and the gateway's tenants and tokens (and the event log they
+ * write). TenancyModule, not GatewayModule: that one installs the HTTP guards and the bootstrap token.
  */
 @Module({})
 export class CliModule {
@@ -19,9 +17,8 @@ export class CliModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(databaseUrl, poolMax, config.databaseTimeouts),
-        EventsModule,
+        TenancyModule,
       ],
-      providers: [TenantsService, TokensService],
     };
   }
 }

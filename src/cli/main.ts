@@ -12,8 +12,7 @@ import {
   type EmbeddedPostgres,
   startEmbeddedPostgres,
 } from '../database/embedded-postgres';
-import { TenantsService } from '../gateway/tenants/tenants.service';
-import { TokensService } from '../gateway/tokens/tokens.service';
+import { TenantsService, TokensService } from '../gateway';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, parseCommand, USAGE } from './cli-args';
 import { CliCommands } from './cli-commands';
 import { CliModule } from './cli.module';
@@ -42,7 +41,9 @@ async function openDatabase(config: AppConfig): Promise<{ url: string; embedded:
     const embedded = await startEmbeddedPostgres(config.dataDir);
     return { url: embedded.url, embedded };
   } catch (error) {
-    if (!(error instanceof DataDirInUseError)) throw error;
+    if (!(error instanceof DataDirInUseError)) {
+      throw error;
+    }
     throw new CliError(
       `The data folder ${config.dataDir} is in use by the running server. Stop the server first, ` +
         'or issue tokens through the API instead (POST /api/v1/tokens with an admin token).',
@@ -78,10 +79,16 @@ export async function runCli(argv: string[]): Promise<number> {
     await commands.run(command);
     return EXIT_OK;
   } catch (error) {
-    if (error instanceof CliError) return fail(error.message, error.exitCode);
+    if (error instanceof CliError) {
+      return fail(error.message, error.exitCode);
+    }
     // duplicate_tenant, not_found and the like: the arguments named something the database refuses.
-    if (error instanceof ApiError) return fail(error.message, EXIT_USAGE);
-    if (error instanceof ConfigError) return fail(error.message, EXIT_FAILURE);
+    if (error instanceof ApiError) {
+      return fail(error.message, EXIT_USAGE);
+    }
+    if (error instanceof ConfigError) {
+      return fail(error.message, EXIT_FAILURE);
+    }
     return fail(error instanceof Error ? error.message : String(error), EXIT_FAILURE);
   } finally {
     await context?.close().catch(() => undefined);

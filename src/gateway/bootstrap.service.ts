@@ -35,11 +35,13 @@ export class BootstrapService {
   private async ensureBootstrapToken(secret: string): Promise<void> {
     const existing = await this.tokens.findBySecret(secret);
     if (existing) {
-      if (existing.revokedAt)
+      if (existing.revokedAt) {
         this.logger.warn('API_BOOTSTRAP_TOKEN names a revoked token; it stays revoked.');
+      }
       // Registered by an earlier version with ['admin']: the bootstrap token is the platform's, upgrade it once.
-      else if (await this.tokens.grantPlatformAdmin(existing))
+      else if (await this.tokens.grantPlatformAdmin(existing)) {
         this.logger.log('The API_BOOTSTRAP_TOKEN token now holds platform:admin.');
+      }
       return;
     }
     const tenant = await this.tenants.ensure(DEFAULT_TENANT_SLUG, 'Default tenant');
@@ -53,7 +55,9 @@ export class BootstrapService {
       });
       this.logger.log('platform:admin token from API_BOOTSTRAP_TOKEN registered for tenant "default".');
     } catch (error) {
-      if (!(await this.tokens.findBySecret(secret))) throw error; // another instance registered it first
+      if (!(await this.tokens.findBySecret(secret))) {
+        throw error;
+      } // another instance registered it first
     }
   }
 
@@ -82,10 +86,14 @@ export class BootstrapService {
         );
       }
     } catch (error) {
-      if (file) rmSync(file.path, { force: true });
+      if (file) {
+        rmSync(file.path, { force: true });
+      }
       throw error;
     } finally {
-      if (file) closeSync(file.fd);
+      if (file) {
+        closeSync(file.fd);
+      }
     }
   }
 
@@ -94,7 +102,9 @@ export class BootstrapService {
     try {
       return { fd: openSync(path, 'wx', 0o600), path };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw error;
+      }
       throw new StartupError(
         `${path} exists, but the database holds no token: it is from an earlier database. ` +
           'Delete or move it, then start again to have a new first admin token written there.',

@@ -4,9 +4,10 @@ import { getStorageToken, ThrottlerModule } from '@nestjs/throttler';
 import { JsonBodyGuard } from '../common/http/json-body.guard';
 import { UNROUTED_LIMITER } from '../common/http/unrouted-limiter';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { EventsModule } from '../events/events.module';
+import { DatabaseHealth } from '../database/database-health';
 import { AuthGuard } from './auth/auth.guard';
 import { BootstrapService } from './bootstrap.service';
+import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { GatewayInfoController } from './info/gateway-info.controller';
 import { HealthController } from './info/health.controller';
@@ -19,10 +20,9 @@ import {
 } from './rate-limit/counter-store';
 import { CounterThrottlerStorage } from './rate-limit/counter-throttler.storage';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
+import { TenancyModule } from './tenancy.module';
 import { TenantsController } from './tenants/tenants.controller';
-import { TenantsService } from './tenants/tenants.service';
 import { TokensController } from './tokens/tokens.controller';
-import { TokensService } from './tokens/tokens.service';
 
 const counterStoreProvider = {
   provide: COUNTER_STORE,
@@ -31,10 +31,13 @@ const counterStoreProvider = {
     config.redisUrl ? new RedisCounterStore(config.redisUrl) : new MemoryCounterStore(),
 };
 
-/** Tokens, tenants, authentication, scopes, rate limits and the public gateway endpoints. */
+/**
+ * The HTTP edge: authentication, scopes, rate limits, the body guard, idempotency, the bootstrap token and the gateway
+ * endpoints, over TenancyModule's tenants and tokens (re-exported).
+ */
 @Module({
   imports: [
-    EventsModule,
+    TenancyModule,
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => [
@@ -47,10 +50,10 @@ const counterStoreProvider = {
     counterStoreProvider,
     { provide: getStorageToken(), useClass: CounterThrottlerStorage },
     AbuseService,
-    TenantsService,
-    TokensService,
     BootstrapService,
+    IdempotencyRepository,
     IdempotencyService,
+    DatabaseHealth,
     RateLimitGuard,
     { provide: UNROUTED_LIMITER, useExisting: RateLimitGuard },
     // Guards run in this order: the abuse block and rate limit, authentication and scopes, and only then the body.
@@ -58,7 +61,7 @@ const counterStoreProvider = {
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: JsonBodyGuard },
   ],
-  exports: [TenantsService, TokensService, IdempotencyService, UNROUTED_LIMITER],
+  exports: [TenancyModule, IdempotencyService, UNROUTED_LIMITER],
 })
 export class GatewayModule implements OnApplicationShutdown {
   constructor(@Inject(COUNTER_STORE) private readonly counters: CounterStore) {}

@@ -10,4 +10,5 @@ export { TokensService } from './tokens/tokens.service';
 export type { IssuedToken, NewToken } from './tokens/tokens.service';
 export { SkipIdempotency, IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 export { ADMIN_TOKEN_FILE, BootstrapService } from './bootstrap.service';
+export { TenancyModule } from './tenancy.module';
 export { GatewayModule } from './gateway.module';

@@ -22,7 +22,9 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) {
+      return true;
+    }
 
     const req = context.switchToHttp().getRequest<Request>();
     const secret = bearerToken(req);
@@ -52,8 +54,9 @@ export class AuthGuard implements CanActivate {
     }
 
     const store = requestContext.get();
-    if (store)
+    if (store) {
       store.auth = { tokenId: token.id, tenantId, tokenTenantId: token.tenantId, scopes: token.scopes };
+    }
     return true;
   }
 
@@ -61,9 +64,13 @@ export class AuthGuard implements CanActivate {
   private async resolveTenant(req: Request, ownTenantId: string, scopes: string[]): Promise<string> {
     const header = req.headers['x-tenant-id'];
     const requested = Array.isArray(header) ? header[0] : header;
-    if (!requested) return ownTenantId;
+    if (!requested) {
+      return ownTenantId;
+    }
     const tenant = requested.length <= 64 ? await this.tenants.findByIdOrSlug(requested) : null;
-    if (tenant && (tenant.id === ownTenantId || hasScope(scopes, 'platform:admin'))) return tenant.id;
+    if (tenant && (tenant.id === ownTenantId || hasScope(scopes, 'platform:admin'))) {
+      return tenant.id;
+    }
     throw new ApiError('tenant_forbidden', 'This token may not act for the tenant named in X-Tenant-ID.');
   }
 }

@@ -3,7 +3,9 @@ import type { Request } from 'express';
 /** The bearer token of the request, or null when none was sent. */
 export function bearerToken(req: Request): string | null {
   const header = req.headers.authorization;
-  if (!header) return null;
+  if (!header) {
+    return null;
+  }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;
 }

@@ -36,7 +36,9 @@ class KeyHeldElsewhere extends Error {}
 
 function idempotencyKeyOf(req: Request): string | null {
   const raw = req.headers['x-idempotency-key'] ?? req.headers['idempotency-key'];
-  if (raw === undefined) return null;
+  if (raw === undefined) {
+    return null;
+  }
   const key = Array.isArray(raw) ? raw[0] : raw;
   if (key.length === 0 || key.length > 255) {
     throw new ApiError(
@@ -65,14 +67,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
     const ctx = requestContext.get();
-    if (req.method !== 'POST' || !ctx?.auth) return next.handle();
+    if (req.method !== 'POST' || !ctx?.auth) {
+      return next.handle();
+    }
     if (
       this.reflector.getAllAndOverride<boolean>(SKIP_IDEMPOTENCY, [context.getHandler(), context.getClass()])
     ) {
       return next.handle();
     }
     const key = idempotencyKeyOf(req);
-    if (key === null) return next.handle();
+    if (key === null) {
+      return next.handle();
+    }
 
     const scope: KeyScope = { tenantId: ctx.auth.tenantId, tokenId: ctx.auth.tokenId, key };
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
@@ -81,8 +87,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const claim: IdempotencyClaim = {
       claimed: false,
       claim: async (manager) => {
-        if (claim.claimed) return;
-        if (!(await this.store.claim(manager, scope, fingerprint))) throw new KeyHeldElsewhere();
+        if (claim.claimed) {
+          return;
+        }
+        if (!(await this.store.claim(manager, scope, fingerprint))) {
+          throw new KeyHeldElsewhere();
+        }
         claim.claimed = true;
       },
       complete: async (manager, answer) => {
@@ -90,16 +100,22 @@ export class IdempotencyInterceptor implements NestInterceptor {
         claim.stored = { answer };
       },
     };
+    // Handed to the handler's transaction explicitly: @Auth() copies it into the AuthContext the handler passes to
+    // TransactionRunner.run; nothing reads it from the request context after that.
     ctx.idempotency = claim;
     // Claim first: the key is looked up only when the request did not take its effect under it (the claim found the
     // key taken, or the request failed), so a first use costs no extra statement and a replay still gets its answer.
     return next.handle().pipe(
-      mergeMap((payload: unknown) => from(this.ensureStored(req, scope, status, payload))),
+      mergeMap((payload: unknown) => from(this.ensureStored(req, claim, scope, status, payload))),
       catchError((error: unknown) => {
-        if (claim.claimed) throw error;
+        if (claim.claimed) {
+          throw error;
+        }
         return from(this.store.findLive(scope)).pipe(
           mergeMap((row) => {
-            if (row) return of(this.answerFromStored(row, fingerprint, context));
+            if (row) {
+              return of(this.answerFromStored(row, fingerprint, context));
+            }
             if (error instanceof KeyHeldElsewhere) {
               throw new ApiError(
                 'idempotency_request_in_progress',
@@ -121,12 +137,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
    */
   private async ensureStored(
     req: Request,
+    claim: IdempotencyClaim,
     scope: KeyScope,
     status: number,
     payload: unknown,
   ): Promise<unknown> {
-    const claim = requestContext.get()?.idempotency;
-    if (claim?.claimed && claim.stored?.answer !== payload) {
+    if (claim.claimed && claim.stored?.answer !== payload) {
       this.logger.warn({
         msg: 'idempotent answer stored after the commit',
         method: req.method,
@@ -161,7 +177,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     res.status(row.responseStatus);
     res.setHeader('Idempotent-Replayed', 'true');
     // The replay is a request of its own: its id in X-Request-ID and meta; the one that did the work beside it.
-    if (body.meta?.request_id) res.setHeader('Original-Request-ID', body.meta.request_id);
+    if (body.meta?.request_id) {
+      res.setHeader('Original-Request-ID', body.meta.request_id);
+    }
     return new PrebuiltEnvelope({ ...body, meta: { ...body.meta, request_id: requestContext.requestId() } });
   }
 }

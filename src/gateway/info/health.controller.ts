@@ -1,11 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
 import { SkipThrottle } from '@nestjs/throttler';
 import { ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { databaseUnavailableError } from '../../common/errors/postgres-errors';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope';
 import { Public } from '../../common/auth/auth.decorators';
+import { DatabaseHealth } from '../../database/database-health';
 
 class HealthDto {
   @ApiProperty({ example: 'ok' }) status: string;
@@ -18,7 +17,7 @@ class HealthDto {
 @SkipThrottle()
 @Controller('health')
 export class HealthController {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly database: DatabaseHealth) {}
 
   @Get('live')
   @ApiOperation({ summary: 'The process is up' })
@@ -33,7 +32,7 @@ export class HealthController {
   @ApiErrors('service_unavailable')
   async ready(): Promise<HealthDto> {
     try {
-      await this.dataSource.query('SELECT 1');
+      await this.database.ping();
     } catch {
       // Within DATABASE_ACQUIRE_TIMEOUT_MS when the pool is exhausted, so a probe never hangs.
       throw databaseUnavailableError('The database is unreachable or has no free connection.');

@@ -19,6 +19,8 @@ export class AbuseService {
   async recordAuthFailure(ip: string): Promise<void> {
     const { authFailuresMax, windowS, blockS } = this.config.abuse;
     const failures = await this.counters.hit(`abuse:fail:${ip}`, windowS * 1000);
-    if (failures.count >= authFailuresMax) await this.counters.set(`abuse:block:${ip}`, blockS * 1000);
+    if (failures.count >= authFailuresMax) {
+      await this.counters.set(`abuse:block:${ip}`, blockS * 1000);
+    }
   }
 }

@@ -36,7 +36,9 @@ export class MemoryCounterStore implements CounterStore {
   get(key: string): Promise<Counter | null> {
     const now = Date.now();
     const entry = this.counters.get(key);
-    if (!entry || entry.expiresAt <= now) return Promise.resolve(null);
+    if (!entry || entry.expiresAt <= now) {
+      return Promise.resolve(null);
+    }
     return Promise.resolve({ count: entry.count, resetMs: entry.expiresAt - now });
   }
 
@@ -52,7 +54,11 @@ export class MemoryCounterStore implements CounterStore {
 
   private sweep(): void {
     const now = Date.now();
-    for (const [key, entry] of this.counters) if (entry.expiresAt <= now) this.counters.delete(key);
+    for (const [key, entry] of this.counters) {
+      if (entry.expiresAt <= now) {
+        this.counters.delete(key);
+      }
+    }
   }
 }
 

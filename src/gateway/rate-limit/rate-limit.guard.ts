@@ -55,9 +55,13 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const policy = this.policyFor(context.getHandler(), context.getClass());
     // Routes outside the limit (health probes) are outside the abuse block too.
-    if (policy.skip) return true;
+    if (policy.skip) {
+      return true;
+    }
     await this.refuseBlocked(context.switchToHttp().getRequest<Request>());
-    if (!policy.fixed) return super.canActivate(context);
+    if (!policy.fixed) {
+      return super.canActivate(context);
+    }
     return this.count(context, policy.fixed);
   }
 
@@ -68,7 +72,9 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
   async limitUnrouted(req: Request, res: Response): Promise<void> {
     const policy = this.policyFor(UNROUTED, UNROUTED);
     await this.refuseBlocked(req);
-    if (policy.fixed) await this.count(new ExecutionContextHost([req, res]), policy.fixed);
+    if (policy.fixed) {
+      await this.count(new ExecutionContextHost([req, res]), policy.fixed);
+    }
     const secret = bearerToken(req);
     if (secret && !(await this.tokens.authenticateRequest(req, secret))) {
       await this.abuse.recordAuthFailure(clientIp(req));
@@ -111,7 +117,9 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
 
   private readPolicy(handler: object, classRef: object): RoutePolicy {
     const read = <T>(key: string) => this.reflector.getAllAndOverride<T>(key, [handler, classRef] as never);
-    if (read<boolean>(SKIP_DEFAULT)) return { skip: true, fixed: null };
+    if (read<boolean>(SKIP_DEFAULT)) {
+      return { skip: true, fixed: null };
+    }
     const throttler = this.throttlers.length === 1 ? this.throttlers[0] : undefined;
     const name = throttler?.name ?? 'default';
     const limit = read<unknown>(`${THROTTLER_LIMIT}${name}`) ?? throttler?.limit;

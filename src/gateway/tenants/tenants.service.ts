@@ -5,12 +5,13 @@ import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
-import { paginate, PageQueryDto } from '../../common/pagination';
+import { PageQueryDto } from '../../common/pagination';
 import { SYSTEM_SCOPE, type WriteScope } from '../../common/request-context';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service';
+import { EventsService } from '../../events';
 import { TenantResponseDto } from './dto/tenant.dto';
 import { Tenant } from './tenant.entity';
+import { TenantsRepository } from './tenants.repository';
 
 export const DEFAULT_TENANT_SLUG = 'default';
 
@@ -20,6 +21,7 @@ export class TenantsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
+    private readonly tenantsRepository: TenantsRepository,
   ) {}
 
   async create(scope: WriteScope, slug: string, name: string): Promise<TenantResponseDto> {
@@ -38,28 +40,35 @@ export class TenantsService {
   /** Returns the tenant with this slug, creating it if needed; safe when two processes boot at once. */
   async ensure(slug: string, name: string): Promise<Tenant> {
     const existing = await this.findByIdOrSlug(slug);
-    if (existing) return existing;
+    if (existing) {
+      return existing;
+    }
     try {
       return await this.tx.run(SYSTEM_SCOPE, (tx) => this.insert(tx, slug, name));
     } catch (error) {
       const raced = await this.findByIdOrSlug(slug);
-      if (raced) return raced;
+      if (raced) {
+        return raced;
+      }
       throw error;
     }
   }
 
   findByIdOrSlug(idOrSlug: string): Promise<Tenant | null> {
-    const column = idOrSlug.startsWith('ten_') ? 'id' : 'slug';
-    return this.dataSource.getRepository(Tenant).findOneBy({ [column]: idOrSlug });
+    return this.tenantsRepository.findByIdOrSlug(this.dataSource.manager, idOrSlug);
   }
 
   list(query: PageQueryDto): Promise<Page<Tenant>> {
-    return paginate(this.dataSource.getRepository(Tenant).createQueryBuilder('tenant'), query);
+    return this.tenantsRepository.page(this.dataSource.manager, query);
   }
 
   private async insert(tx: Tx, slug: string, name: string): Promise<Tenant> {
-    const tenant = tx.manager.create(Tenant, { id: newId('ten'), slug, name, createdAt: new Date() });
-    await tx.manager.insert(Tenant, tenant);
+    const tenant = await this.tenantsRepository.insert(tx.manager, {
+      id: newId('ten'),
+      slug,
+      name,
+      createdAt: new Date(),
+    });
     await this.events.append(tx, {
       tenantId: tenant.id,
       type: 'tenant.created',

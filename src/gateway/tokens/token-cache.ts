@@ -16,10 +16,14 @@ export class TokenCache {
   constructor(private readonly ttlMs: number) {}
 
   async get(hash: string, load: () => Promise<ApiToken | null>): Promise<ApiToken | null> {
-    if (this.ttlMs === 0) return load();
+    if (this.ttlMs === 0) {
+      return load();
+    }
     const now = Date.now();
     const hit = this.entries.get(hash);
-    if (hit && hit.until > now) return hit.token;
+    if (hit && hit.until > now) {
+      return hit.token;
+    }
     const generation = this.generations.get(hash) ?? 0;
     // Concurrent misses for one token share one query.
     let loading = this.pending.get(hash);
@@ -28,8 +32,12 @@ export class TokenCache {
       this.pending.set(hash, loading);
     }
     const token = await loading;
-    if ((this.generations.get(hash) ?? 0) !== generation) return token;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    if ((this.generations.get(hash) ?? 0) !== generation) {
+      return token;
+    }
+    if (this.entries.size >= MAX_ENTRIES) {
+      this.entries.clear();
+    }
     this.entries.set(hash, { token, until: now + this.ttlMs });
     return token;
   }

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { newId } from '../../common/ids';
-import { paginate, PageQueryDto } from '../../common/pagination';
+import { PageQueryDto } from '../../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { TransactionRunner } from '../../database/transaction-runner';
-import { EventsService } from '../../events/events.service';
+import { EventsService } from '../../events';
 import { ApiError } from '../../common/errors/api-error';
 import type { AuthContext, WriteScope } from '../../common/request-context';
 import { hasScope, PLATFORM_ADMIN, type Scope, scopesNotHeld } from '../../common/auth/scopes';
@@ -15,8 +15,8 @@ import { TenantsService } from '../tenants/tenants.service';
 import { ApiToken } from './api-token.entity';
 import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
 import { TokenCache } from './token-cache';
+import { TokensRepository } from './tokens.repository';
 import { displayParts, generateTokenSecret, hashesEqual, hashToken } from './token-secret';
-import { lockForUpdate } from '../../database/lock-for-update';
 
 export interface IssuedToken {
   token: ApiToken;
@@ -45,6 +45,7 @@ export class TokensService {
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
     private readonly tenants: TenantsService,
+    private readonly tokensRepository: TokensRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.cache = new TokenCache(config.tokenCacheTtlMs);
@@ -78,8 +79,12 @@ export class TokensService {
   private async tenantForCaller(caller: AuthContext, named: string | undefined): Promise<Tenant> {
     const platform = hasScope(caller.scopes, PLATFORM_ADMIN);
     const tenant = await this.tenants.findByIdOrSlug(named ?? caller.tenantId);
-    if (tenant && (platform || tenant.id === caller.tokenTenantId)) return tenant;
-    if (platform) throw new ApiError('invalid_reference', `No tenant ${named} exists.`, 'tenant');
+    if (tenant && (platform || tenant.id === caller.tokenTenantId)) {
+      return tenant;
+    }
+    if (platform) {
+      throw new ApiError('invalid_reference', `No tenant ${named} exists.`, 'tenant');
+    }
     throw new ApiError(
       'tenant_forbidden',
       'Only a platform:admin token may issue tokens for another tenant.',
@@ -92,22 +97,15 @@ export class TokensService {
    * true when it was upgraded now.
    */
   async grantPlatformAdmin(token: ApiToken): Promise<boolean> {
-    const result = await this.dataSource
-      .createQueryBuilder()
-      .update(ApiToken)
-      // platform:admin implies admin, so ['admin'] becomes ['platform:admin'], as a freshly registered one holds.
-      .set({ scopes: () => `array_append(array_remove(scopes, 'admin'), '${PLATFORM_ADMIN}')` })
-      .where('id = :id AND NOT (:scope = ANY(scopes))', { id: token.id, scope: PLATFORM_ADMIN })
-      .execute();
+    const granted = await this.tokensRepository.grantPlatformAdmin(this.dataSource.manager, token.id);
     this.cache.forget(token.tokenHash);
-    return (result.affected ?? 0) > 0;
+    return granted;
   }
 
   issue(scope: WriteScope, input: NewToken): Promise<IssuedToken> {
     const secret = input.secret ?? generateTokenSecret();
     return this.tx.run({ ...scope, idempotency: undefined }, async (tx) => {
-      const { manager } = tx;
-      const token = manager.create(ApiToken, {
+      const token = await this.tokensRepository.insert(tx.manager, {
         id: newId('tok'),
         tenantId: input.tenant.id,
         name: input.name,
@@ -119,7 +117,6 @@ export class TokensService {
         lastUsedAt: null,
         createdAt: new Date(),
       });
-      await manager.insert(ApiToken, token);
       await this.events.append(tx, {
         tenantId: token.tenantId,
         type: 'token.created',
@@ -147,35 +144,33 @@ export class TokensService {
   async authenticate(secret: string): Promise<ApiToken | null> {
     const hash = hashToken(secret);
     const token = await this.cache.get(hash, async () => {
-      const found = await this.dataSource.getRepository(ApiToken).findOneBy({ tokenHash: hash });
+      const found = await this.tokensRepository.findByHash(this.dataSource.manager, hash);
       return found && hashesEqual(found.tokenHash, hash) ? found : null;
     });
-    if (!token) return null;
+    if (!token) {
+      return null;
+    }
     const now = Date.now();
-    if (token.revokedAt || (token.expiresAt && token.expiresAt.getTime() <= now)) return null;
+    if (token.revokedAt || (token.expiresAt && token.expiresAt.getTime() <= now)) {
+      return null;
+    }
     if (!token.lastUsedAt || now - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       token.lastUsedAt = new Date(now);
-      await this.dataSource
-        .getRepository(ApiToken)
-        .update({ id: token.id }, { lastUsedAt: token.lastUsedAt });
+      await this.tokensRepository.touchLastUsed(this.dataSource.manager, token.id, token.lastUsedAt);
     }
     return token;
   }
 
   findBySecret(secret: string): Promise<ApiToken | null> {
-    return this.dataSource.getRepository(ApiToken).findOneBy({ tokenHash: hashToken(secret) });
+    return this.tokensRepository.findByHash(this.dataSource.manager, hashToken(secret));
   }
 
   countAll(): Promise<number> {
-    return this.dataSource.getRepository(ApiToken).count();
+    return this.tokensRepository.countAll(this.dataSource.manager);
   }
 
   list(tenantId: string, query: PageQueryDto): Promise<Page<ApiToken>> {
-    const qb = this.dataSource
-      .getRepository(ApiToken)
-      .createQueryBuilder('token')
-      .where('token.tenantId = :tenantId', { tenantId });
-    return paginate(qb, query);
+    return this.tokensRepository.page(this.dataSource.manager, tenantId, query);
   }
 
   /** `callerScopes` (null from the CLI): a token may only revoke a token whose scopes it holds. */
@@ -186,20 +181,21 @@ export class TokensService {
     callerScopes: readonly string[] | null = null,
   ): Promise<ApiToken> {
     return this.tx.run(scope, async (tx) => {
-      const { manager } = tx;
-      const token = await lockForUpdate(manager, ApiToken, tenantId, id, 'token');
+      const token = await this.tokensRepository.lockForUpdate(tx.manager, tenantId, id);
       if (callerScopes && scopesNotHeld(callerScopes, token.scopes).length > 0) {
         throw new ApiError(
           'insufficient_scope',
           `Only a token holding ${token.scopes.join(', ')} may revoke this one.`,
         );
       }
-      if (token.revokedAt) return token; // revoking twice is harmless and answers the same record
+      if (token.revokedAt) {
+        return token;
+      } // revoking twice is harmless and answers the same record
       token.revokedAt = new Date();
       // Forget now and again once committed: a lookup racing the revocation must not re-cache the live row.
       this.cache.forget(token.tokenHash);
       tx.afterCommit(() => this.cache.forget(token.tokenHash));
-      await manager.update(ApiToken, { id, revokedAt: IsNull() }, { revokedAt: token.revokedAt });
+      await this.tokensRepository.revoke(tx.manager, id, token.revokedAt);
       await this.events.append(tx, {
         tenantId,
         type: 'token.revoked',
