@@ -12,7 +12,6 @@ import { IdempotencyInterceptor } from './gateway/idempotency/idempotency.interc
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { SubscribersModule } from './subscribers/subscribers.module';
 import { BillingModule } from './billing/billing.module';
-import { BillingProfilesModule } from './billing/profiles/billing-profiles.module';
 
 @Module({})
 export class AppModule {
@@ -25,7 +24,6 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl, poolMax, config.databaseTimeouts),
         GatewayModule,
         EventsModule,
-        BillingProfilesModule,
         SubscribersModule,
         BillingModule,
         WebhooksModule,

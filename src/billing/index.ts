@@ -24,5 +24,4 @@ export { LedgerService } from './ledger/ledger.service';
 export type { LedgerPosting } from './ledger/ledger.service';
 export type { CurrencyBalance } from './ledger/ledger.repository';
 export { BillingProfilesService } from './profiles/billing-profiles.service';
-export { BillingProfilesModule } from './profiles/billing-profiles.module';
 export { BillingModule } from './billing.module';

@@ -28,13 +28,8 @@ export class BillingProfilesRepository {
     await manager.update(BillingProfile, { id: profile.id }, changes);
   }
 
-  /** The tenant's profile with this id, or null. */
-  findById(manager: EntityManager, tenantId: string, id: string): Promise<BillingProfile | null> {
-    return manager.findOneBy(BillingProfile, { tenantId, id });
-  }
-
   async getById(manager: EntityManager, tenantId: string, id: string): Promise<BillingProfile> {
-    const profile = await this.findById(manager, tenantId, id);
+    const profile = await manager.findOneBy(BillingProfile, { tenantId, id });
     if (!profile) {
       throw ApiError.notFound('billing profile', id);
     }

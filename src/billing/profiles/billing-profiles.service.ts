@@ -1,7 +1,7 @@
 import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
@@ -93,20 +93,6 @@ export class BillingProfilesService {
 
   getById(tenantId: string, id: string): Promise<BillingProfile> {
     return this.profiles.getById(this.dataSource.manager, tenantId, id);
-  }
-
-  /** For references from other records: 422 invalid_reference naming `field` when the profile is not the tenant's. */
-  async assertExists(
-    manager: EntityManager,
-    tenantId: string,
-    id: string,
-    field: string,
-  ): Promise<BillingProfile> {
-    const profile = await this.profiles.findById(manager, tenantId, id);
-    if (!profile) {
-      throw new ApiError('invalid_reference', `No billing profile ${id} exists.`, field);
-    }
-    return profile;
   }
 
   list(tenantId: string, query: PageQueryDto): Promise<Page<BillingProfile>> {
