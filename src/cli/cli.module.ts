@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { TenancyModule } from '../gateway';
+import { WebhooksOutboxModule } from '../webhooks';
 
 /**
  * What the CLI needs and nothing more: the database and the gateway's tenants and tokens (and the event log they
@@ -18,6 +19,8 @@ export class CliModule {
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(databaseUrl, poolMax, config.databaseTimeouts),
         TenancyModule,
+        // Events written here still queue their webhook deliveries, for a server's worker to send.
+        WebhooksOutboxModule,
       ],
     };
   }

@@ -2,3 +2,4 @@
 export { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
 export { WebhooksService } from './webhooks.service';
 export { WebhooksModule } from './webhooks.module';
+export { WebhooksOutboxModule } from './webhooks-outbox.module';
