@@ -72,3 +72,14 @@ describe('parseCommand', () => {
     expect(error.message).toMatch(message);
   });
 });
+
+describe('parseCommand and platform:admin', () => {
+  it('should accept platform:admin, since the local operator may grant any scope', () => {
+    expect(parseCommand(['token', 'create', '--tenant', 'acme', '--scopes', 'platform:admin'])).toMatchObject(
+      {
+        kind: 'token.create',
+        scopes: ['platform:admin'],
+      },
+    );
+  });
+});

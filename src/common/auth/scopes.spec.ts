@@ -1,4 +1,3 @@
-import { parseCommand } from '../../cli/cli-args';
 import { hasScope, scopesNotHeld } from './scopes';
 
 describe('hasScope', () => {
@@ -33,16 +32,5 @@ describe('scopesNotHeld', () => {
     expect(scopesNotHeld(['admin'], ['subscribers:*', 'platform:admin'])).toEqual(['platform:admin']);
     expect(scopesNotHeld(['subscribers:read'], ['subscribers:write'])).toEqual(['subscribers:write']);
     expect(scopesNotHeld(['platform:admin'], ['platform:admin', 'admin'])).toEqual([]);
-  });
-});
-
-describe('the CLI', () => {
-  it('should accept platform:admin, since the local operator may grant any scope', () => {
-    expect(parseCommand(['token', 'create', '--tenant', 'acme', '--scopes', 'platform:admin'])).toMatchObject(
-      {
-        kind: 'token.create',
-        scopes: ['platform:admin'],
-      },
-    );
   });
 });
