@@ -71,7 +71,9 @@ describe('Events', () => {
       );
       const order = log.map((event) => [event.created_at, event.id].join(' '));
       expect(order).toEqual([...order].sort().reverse());
-      for (const event of log) expect(event.id).toMatch(EVENT_ID);
+      for (const event of log) {
+        expect(event.id).toMatch(EVENT_ID);
+      }
     });
 
     it('should write tenant.created with the tenant, the acting token and the request id', async () => {
@@ -99,7 +101,9 @@ describe('Events', () => {
       });
       expect(readerEvent?.data.object).not.toHaveProperty('token');
       const text = JSON.stringify(log);
-      for (const issued of [reader, second, revoked]) expect(text).not.toContain(issued.token);
+      for (const issued of [reader, second, revoked]) {
+        expect(text).not.toContain(issued.token);
+      }
     });
 
     it('should write token.revoked with the revoked record', async () => {
@@ -136,7 +140,9 @@ describe('Events', () => {
     it('should filter by subject_id', async () => {
       const log = await events(`?subject_id=${revoked.id}`);
       expect(log.map((event) => event.type).sort()).toEqual(['token.created', 'token.revoked']);
-      for (const event of log) expect(event.subject_id).toBe(revoked.id);
+      for (const event of log) {
+        expect(event.subject_id).toBe(revoked.id);
+      }
     });
 
     it('should filter by created_gte (inclusive) and created_lt (exclusive)', async () => {
@@ -235,7 +241,9 @@ describe('Events', () => {
       const mine = (await events('?limit=100')).map((event) => event.id);
       const theirs = await events('?limit=100', otherReader.token);
       expect(theirs.map((event) => event.subject_id).sort()).toEqual([otherReader.id, otherTenant.id].sort());
-      for (const event of theirs) expect(mine).not.toContain(event.id);
+      for (const event of theirs) {
+        expect(mine).not.toContain(event.id);
+      }
     });
 
     it("should answer 404 not_found for another tenant's event id", async () => {

@@ -55,7 +55,9 @@ describe('Hardening: event types and webhook patterns', () => {
     owner = await createTenantWithToken(t, ['admin']);
   });
   afterAll(async () => {
-    if (owner) await deleteAllWebhooks(t.http, t.adminToken, owner.tenantId);
+    if (owner) {
+      await deleteAllWebhooks(t.http, t.adminToken, owner.tenantId);
+    }
     await t?.close();
   });
 
@@ -172,7 +174,9 @@ describe('Hardening: event types and webhook patterns', () => {
       const emitted = new Set((await listEvents(t, tenant.token, {})).map((event) => event.type));
       expect(emitted).toContain('subscriber.created');
       expect(emitted).toContain('invoice.paid');
-      for (const type of emitted) expect(listed).toContain(type);
+      for (const type of emitted) {
+        expect(listed).toContain(type);
+      }
     });
   });
 });

@@ -57,7 +57,9 @@ describe('Webhook worker on a skewed clock', () => {
     });
     receiver = await WebhookReceiver.start({ fallback: 200 });
     owner = await createTenantWithToken(t, ['admin']);
-    for (let i = 0; i < 3; i++) await createSubscriber(t, owner.token);
+    for (let i = 0; i < 3; i++) {
+      await createSubscriber(t, owner.token);
+    }
     const events = await request(t.http)
       .get('/api/v1/events')
       .query({ type: 'subscriber.created' })

@@ -190,14 +190,18 @@ describe('Webhooks API', () => {
       expectList(res);
       const rows = res.body.data as WebhookRecord[];
       expect(rows.map((row) => row.id)).toEqual([...made].reverse());
-      for (const row of rows) expect(Object.keys(row).sort()).toEqual(RECORD_KEYS);
+      for (const row of rows) {
+        expect(Object.keys(row).sort()).toEqual(RECORD_KEYS);
+      }
       expect(JSON.stringify(res.body)).not.toContain('whsec_');
       await deleteAllWebhooks(t.http, tenant.token);
     });
 
     it('should page with limit and starting_after', async () => {
       const tenant = await createTenantWithToken(t, ['webhooks:read', 'webhooks:write']);
-      for (let i = 0; i < 3; i++) await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['*'] });
+      for (let i = 0; i < 3; i++) {
+        await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['*'] });
+      }
       const first = await request(t.http).get('/api/v1/webhooks?limit=2').set(bearer(tenant.token));
       expectList(first);
       expect(first.body.data).toHaveLength(2);

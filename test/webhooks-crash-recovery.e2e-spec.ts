@@ -29,7 +29,9 @@ interface ServerChild {
  */
 function startServer(env: Record<string, string>): Promise<ServerChild> {
   const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('DATABASE_URL is not set: the global setup provides it');
+  if (!databaseUrl) {
+    throw new Error('DATABASE_URL is not set: the global setup provides it');
+  }
   const child = spawn(
     process.execPath,
     ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', 'main.ts')],
@@ -58,7 +60,9 @@ function startServer(env: Record<string, string>): Promise<ServerChild> {
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = LISTENING.exec(stdout);
-      if (!match) return;
+      if (!match) {
+        return;
+      }
       child.stdout?.removeAllListeners('data');
       child.stdout?.resume();
       const server = { url: match[1], child, exited };
@@ -73,8 +77,12 @@ function startServer(env: Record<string, string>): Promise<ServerChild> {
 }
 
 async function stop(server: ServerChild | undefined, signal: NodeJS.Signals): Promise<string | undefined> {
-  if (!server) return undefined;
-  if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill(signal);
+  if (!server) {
+    return undefined;
+  }
+  if (server.child.exitCode === null && server.child.signalCode === null) {
+    server.child.kill(signal);
+  }
   return server.exited;
 }
 
@@ -102,7 +110,9 @@ describe('Webhook delivery across a crash', () => {
     receiver = await WebhookReceiver.start({ fallback: { status: 200, delayMs: 300 } });
   });
   afterAll(async () => {
-    if (second && token) await deleteAllWebhooks(second.url, token);
+    if (second && token) {
+      await deleteAllWebhooks(second.url, token);
+    }
     await stop(first, 'SIGKILL');
     await stop(second, 'SIGTERM');
     await receiver?.close();

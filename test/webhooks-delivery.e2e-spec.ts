@@ -50,9 +50,13 @@ describe('Webhook delivery', () => {
   });
   afterAll(async () => {
     // Deleting the webhooks drops whatever is still pending, so no later suite's worker retries into a closed port.
-    for (const tenant of tenants) await deleteAllWebhooks(t.http, t.adminToken, tenant.tenantId);
+    for (const tenant of tenants) {
+      await deleteAllWebhooks(t.http, t.adminToken, tenant.tenantId);
+    }
     await t?.close();
-    for (const receiver of receivers) await receiver.close();
+    for (const receiver of receivers) {
+      await receiver.close();
+    }
   });
 
   async function tenant(): Promise<TenantWithToken> {
@@ -211,7 +215,9 @@ describe('Webhook delivery', () => {
       const types = (r: WebhookReceiver) => r.requests.map((req) => req.body?.type).sort();
       expect(types(invoices)).toContain('invoice.created');
       expect(types(invoices).every((type) => type?.startsWith('invoice.'))).toBe(true);
-      for (const req of invoices.requests) expect(req.body!.data.object.id).toBe(invoice.id);
+      for (const req of invoices.requests) {
+        expect(req.body!.data.object.id).toBe(invoice.id);
+      }
       expect(types(exact)).toEqual(['subscriber.created']);
       expect(types(prefix)).toEqual(['subscriber.created', 'subscriber.status_changed']);
       expect(types(all)).toEqual(expect.arrayContaining(['invoice.created', 'subscriber.created']));
@@ -313,7 +319,9 @@ describe('Webhook delivery', () => {
       expect(log.map((a) => a.attempt)).toEqual([4, 3, 2, 1]);
       expect(log.map((a) => a.status_code)).toEqual([503, 503, 503, 503]);
       expect(log[0].next_attempt_at).toBeNull();
-      for (const attempt of log.slice(1)) expect(attempt.next_attempt_at).toMatch(ISO_MS);
+      for (const attempt of log.slice(1)) {
+        expect(attempt.next_attempt_at).toMatch(ISO_MS);
+      }
       // The first KiB of the answer is kept.
       expect(log[0].response_body).toBe('x'.repeat(1024));
       expect(new Set(endpoint.requests.map((req) => req.headers['webhook-id'])).size).toBe(1);
@@ -479,7 +487,9 @@ describe('Webhook delivery', () => {
       const [delivery] = await endpoint.waitFor(1, 10_000, (req) => subscriberCreated(req, after));
       const entries = signatureEntries(delivery);
       expect(entries).toHaveLength(2);
-      for (const entry of entries) expect(entry).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      for (const entry of entries) {
+        expect(entry).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      }
 
       // Each secret verifies the delivery, each through exactly one of the two entries.
       expect(verifies(newSecret, delivery)).toBe(true);
@@ -543,7 +553,9 @@ describe('Webhook delivery', () => {
       // Every retry is refused the same way: wait for the last one, so nothing is left pending.
       const log = await waitForAttempts(t.http, owner.token, hook.id, 4, 15_000);
       expect(log.map((a) => a.status_code)).toEqual([302, 302, 302, 302]);
-      for (const attempt of log) expect(attempt.error).toEqual(expect.stringContaining('302'));
+      for (const attempt of log) {
+        expect(attempt.error).toEqual(expect.stringContaining('302'));
+      }
       expect(log[log.length - 1].next_attempt_at).toMatch(ISO_MS);
       expect(log[0].next_attempt_at).toBeNull();
       expect(endpoint.requests).toHaveLength(4);

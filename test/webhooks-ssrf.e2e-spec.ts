@@ -27,8 +27,12 @@ function fakeRegistrationDns(answers: Record<string, LookupAnswer>): jest.SpyIns
     options?: dns.LookupOptions,
   ) => {
     const answer = answers[hostname];
-    if (answer === undefined) return real(hostname, options ?? {});
-    if (answer instanceof Error) return Promise.reject(answer);
+    if (answer === undefined) {
+      return real(hostname, options ?? {});
+    }
+    if (answer instanceof Error) {
+      return Promise.reject(answer);
+    }
     const list = answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     return Promise.resolve(options?.all ? list : list[0]);
   }) as typeof dns.promises.lookup);
@@ -45,7 +49,9 @@ function fakeConnectDns(answers: Record<string, string[]>): jest.SpyInstance {
     callback: LookupCallback,
   ) => {
     const answer = answers[hostname];
-    if (answer === undefined) return real(hostname, options, callback);
+    if (answer === undefined) {
+      return real(hostname, options, callback);
+    }
     const list = answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     process.nextTick(() =>
       options.all ? callback(null, list) : callback(null, list[0].address, list[0].family),
@@ -71,7 +77,9 @@ describe('Webhook callback addresses (SSRF)', () => {
     jest.restoreAllMocks();
   });
   afterAll(async () => {
-    if (owner) await deleteAllWebhooks(guarded.http, owner.token);
+    if (owner) {
+      await deleteAllWebhooks(guarded.http, owner.token);
+    }
     await guarded?.close();
     await strict?.close();
     await receiver?.close();
@@ -213,7 +221,9 @@ describe('Webhook callback addresses (SSRF)', () => {
       tenant = await createTenantWithToken(worker, ['admin']);
     });
     afterAll(async () => {
-      if (tenant) await deleteAllWebhooks(worker.http, tenant.token);
+      if (tenant) {
+        await deleteAllWebhooks(worker.http, tenant.token);
+      }
       await worker?.close();
       await lenient?.close();
     });

@@ -29,8 +29,12 @@ describe('Webhook workers', () => {
       receiver = await WebhookReceiver.start({ fallback: { status: 200, delayMs: 50 } });
     });
     afterAll(async () => {
-      if (owner) await deleteAllWebhooks(apps[0].http, owner.token);
-      for (const app of apps) await app.close();
+      if (owner) {
+        await deleteAllWebhooks(apps[0].http, owner.token);
+      }
+      for (const app of apps) {
+        await app.close();
+      }
       await receiver?.close();
     });
 
@@ -77,7 +81,9 @@ describe('Webhook workers', () => {
       receiver = await WebhookReceiver.start({ fallback: 500 });
     });
     afterAll(async () => {
-      if (owner) await deleteAllWebhooks(app.http, owner.token);
+      if (owner) {
+        await deleteAllWebhooks(app.http, owner.token);
+      }
       await app?.close();
       await receiver?.close();
     });
