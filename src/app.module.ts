@@ -6,9 +6,9 @@ import { ApiValidationPipe } from './common/validation/validation.pipe';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
-import { EventsModule } from './events/events.module';
+import { EventsModule } from './events';
 import { GatewayModule, IdempotencyInterceptor } from './gateway';
-import { WebhooksModule } from './webhooks/webhooks.module';
+import { WebhooksModule } from './webhooks';
 import { SubscribersModule } from './subscribers/subscribers.module';
 import { BillingModule } from './billing/billing.module';
 
