@@ -83,6 +83,14 @@ const folderConfigs = [
   ),
   // After the src/database objects, so they win for these files.
   restrict(['src/database/entities.ts'], sharedPatterns('database', 0, true)),
+  // The wiring at the top of src/ (app.module, app.factory, main, openapi, swagger) uses domains through their entries.
+  restrict(
+    ['src/*.ts'],
+    DOMAINS.map((other) => ({
+      regex: `^(?:\\./|src/)${other}/(?!index$)`,
+      message: `${other} is used only through its public entry src/${other}/index.ts: import from './${other}'.`,
+    })),
+  ),
   ...depths
     .slice(1)
     .map((d) =>

@@ -30,7 +30,9 @@ export async function createApp(
     port?: number;
   } = {},
 ): Promise<RunningApp> {
-  if (config.databaseUrl) await probeDatabase(config.databaseUrl);
+  if (config.databaseUrl) {
+    await probeDatabase(config.databaseUrl);
+  }
   const embedded: EmbeddedPostgres | null = config.databaseUrl
     ? null
     : await startEmbeddedPostgres(config.dataDir);
@@ -49,7 +51,9 @@ export async function createApp(
     app.use(requestIdMiddleware, requestLogMiddleware(logger));
     setupSwagger(app);
     await app.init();
-    if (options.port !== undefined) await listen(app.getHttpServer(), options.port);
+    if (options.port !== undefined) {
+      await listen(app.getHttpServer(), options.port);
+    }
     await app.get(BootstrapService).run();
     const running = app;
     return {
@@ -77,7 +81,9 @@ function listen(server: Server, port: number): Promise<void> {
         reject(
           new StartupError(`port ${port} needs privileges this process does not have; set PORT above 1023`),
         );
-      } else reject(error);
+      } else {
+        reject(error);
+      }
     };
     server.once('error', failed);
     server.listen(port, () => {

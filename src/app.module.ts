@@ -9,8 +9,8 @@ import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events';
 import { GatewayModule, IdempotencyInterceptor } from './gateway';
 import { WebhooksModule } from './webhooks';
-import { SubscribersModule } from './subscribers/subscribers.module';
-import { BillingModule } from './billing/billing.module';
+import { SubscribersModule } from './subscribers';
+import { BillingModule } from './billing';
 
 @Module({})
 export class AppModule {

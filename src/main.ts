@@ -11,7 +11,9 @@ async function main(): Promise<void> {
   const { app, embedded, close } = await createApp(config, { port: config.port });
   let closing = false;
   const shutdown = (signal: string) => {
-    if (closing) return;
+    if (closing) {
+      return;
+    }
     closing = true;
     process.stdout.write(`${signal} received, shutting down\n`);
     close().then(
@@ -24,7 +26,9 @@ async function main(): Promise<void> {
   const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
   const url = `http://localhost:${port}`;
   const database = config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite in ${config.dataDir}`;
-  if (embedded) process.stdout.write(`${embedded.durability}\n`);
+  if (embedded) {
+    process.stdout.write(`${embedded.durability}\n`);
+  }
   process.stdout.write(`ISP API listening on ${url} (database: ${database})\nAPI docs: ${url}/docs\n`);
 }
 

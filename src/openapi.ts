@@ -10,7 +10,9 @@ const OUTPUT = join(__dirname, '..', 'openapi.json');
 
 /** Recursively sorts object keys so the committed document diffs cleanly. */
 function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
+  if (Array.isArray(value)) {
+    return value.map(sortKeys);
+  }
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value as Record<string, unknown>)

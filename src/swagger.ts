@@ -49,7 +49,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
 function documentIdempotencyKeys(document: OpenAPIObject): OpenAPIObject {
   for (const path of Object.values(document.paths)) {
     const post = path.post;
-    if (!post || (post as { 'x-idempotency'?: boolean })['x-idempotency'] === false) continue;
+    if (!post || (post as { 'x-idempotency'?: boolean })['x-idempotency'] === false) {
+      continue;
+    }
     post.parameters = [
       ...(post.parameters ?? []),
       {

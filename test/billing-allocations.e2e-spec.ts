@@ -568,7 +568,9 @@ describe('Billing: allocation', () => {
         [s.january.id, 1000],
         [s.february.id, 500],
       ]);
-      for (const allocation of res.body.data.allocations) expect(allocation.id).toMatch(ALLOCATION_ID);
+      for (const allocation of res.body.data.allocations) {
+        expect(allocation.id).toMatch(ALLOCATION_ID);
+      }
       expect(await getInvoice(t, a.token, s.january.id)).toMatchObject({ status: 'paid', amount_due: 0 });
       expect(await getInvoice(t, a.token, s.february.id)).toMatchObject({
         status: 'partially_paid',

@@ -244,7 +244,9 @@ describe('Billing: balance and ledger', () => {
 
     it('should page through the entries with limit and starting_after', async () => {
       const subscriberId = await newSubscriberId(t, a.token);
-      for (const amount of [10, 20, 30, 40, 50]) await createPayment(t, a.token, subscriberId, amount);
+      for (const amount of [10, 20, 30, 40, 50]) {
+        await createPayment(t, a.token, subscriberId, amount);
+      }
       const seen: number[] = [];
       let cursor: string | null = null;
       let pages = 0;

@@ -71,7 +71,9 @@ describe('Billing: concurrency', () => {
             .send({ target: 'balance', amount: 10 }),
         ),
       );
-      for (const res of results) expectError(res, 401, 'authentication_required');
+      for (const res of results) {
+        expectError(res, 401, 'authentication_required');
+      }
     });
 
     it('should let exactly 10 of 30 simultaneous allocations of 10 from a payment of 100 through', async () => {
@@ -104,7 +106,9 @@ describe('Billing: concurrency', () => {
       const subscriberId = await newSubscriberId(t, a.token);
       const invoice = await createInvoice(t, a.token, subscriberId, 95);
       const payments = [];
-      for (let i = 0; i < 30; i++) payments.push(await createPayment(t, a.token, subscriberId, 10));
+      for (let i = 0; i < 30; i++) {
+        payments.push(await createPayment(t, a.token, subscriberId, 10));
+      }
 
       const results = await Promise.all(
         payments.map((payment) =>
@@ -126,7 +130,9 @@ describe('Billing: concurrency', () => {
       const first = await createInvoice(t, a.token, subscriberId, 1000);
       const second = await createInvoice(t, a.token, subscriberId, 1000);
       const payments = [];
-      for (let i = 0; i < 20; i++) payments.push(await createPayment(t, a.token, subscriberId, 100));
+      for (let i = 0; i < 20; i++) {
+        payments.push(await createPayment(t, a.token, subscriberId, 100));
+      }
 
       const results = await Promise.all(
         payments.map((payment, i) => {
@@ -150,7 +156,9 @@ describe('Billing: concurrency', () => {
       const older = await createInvoice(t, a.token, subscriberId, 250, { due_date: '2099-01-01' });
       const newer = await createInvoice(t, a.token, subscriberId, 250, { due_date: '2099-02-01' });
       const payments = [];
-      for (let i = 0; i < 10; i++) payments.push(await createPayment(t, a.token, subscriberId, 100));
+      for (let i = 0; i < 10; i++) {
+        payments.push(await createPayment(t, a.token, subscriberId, 100));
+      }
 
       const results = await Promise.all(
         payments.map((payment) => allocate(t, a.token, payment.id, { strategy: 'oldest_first' })),
@@ -176,7 +184,9 @@ describe('Billing: concurrency', () => {
       const results = await Promise.all(
         [1, 2, 3].map(() => request(t.http).post('/api/v1/transactions').send(body)),
       );
-      for (const res of results) expectError(res, 401, 'authentication_required');
+      for (const res of results) {
+        expectError(res, 401, 'authentication_required');
+      }
     });
 
     it('should let exactly 10 of 30 simultaneous refunds of 10 against a payment of 100 through', async () => {
@@ -236,7 +246,9 @@ describe('Billing: concurrency', () => {
       const results = await Promise.all(
         [1, 2].map(() => request(t.http).post(`/api/v1/invoices/${invoice.id}/void`)),
       );
-      for (const res of results) expectError(res, 401, 'authentication_required');
+      for (const res of results) {
+        expectError(res, 401, 'authentication_required');
+      }
     });
 
     it('should let either the allocation or the void win, never both, on 10 fresh invoices', async () => {

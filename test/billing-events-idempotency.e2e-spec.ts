@@ -238,7 +238,9 @@ describe('Billing: events and idempotency', () => {
       );
       for (const res of results) {
         expect([201, 409]).toContain(res.status);
-        if (res.status === 409) expect(res.body.error.code).toBe('idempotency_request_in_progress');
+        if (res.status === 409) {
+          expect(res.body.error.code).toBe('idempotency_request_in_progress');
+        }
       }
       const created = results.filter((res) => res.status === 201);
       expect(created.length).toBeGreaterThanOrEqual(1);
@@ -299,7 +301,9 @@ describe('Billing: events and idempotency', () => {
           allocate(t, a.token, payment.id, { target: 'balance', amount: 100 }, key),
         ),
       );
-      for (const res of results) expect([200, 409]).toContain(res.status);
+      for (const res of results) {
+        expect([200, 409]).toContain(res.status);
+      }
       expect((await getTransaction(t, a.token, payment.id)).allocated_amount).toBe(100);
     });
 

@@ -159,8 +159,9 @@ describe('Billing: invariants under a random sequence of operations', () => {
           { numRuns: 1, seed: SEED },
         );
         subscribers = [tenant.subscriberId];
-        while (subscribers.length < plan.subscriberCount)
+        while (subscribers.length < plan.subscriberCount) {
           subscribers.push(await newSubscriberId(t, tenant.token));
+        }
 
         const invoices: KnownInvoice[] = [];
         const transactions: KnownTransaction[] = [];
@@ -185,13 +186,17 @@ describe('Billing: invariants under a random sequence of operations', () => {
                 })),
                 ...(op.draft ? { draft: true } : {}),
               });
-              if (res.status === 201) invoices.push({ id: res.body.data.id, subscriberId, currency });
+              if (res.status === 201) {
+                invoices.push({ id: res.body.data.id, subscriberId, currency });
+              }
               break;
             }
             case 'finalize':
             case 'void': {
               const invoice = at(op.type === 'finalize' ? invoices.slice(-10) : invoices, op.pick);
-              if (!invoice) break;
+              if (!invoice) {
+                break;
+              }
               res =
                 op.type === 'finalize'
                   ? await finalizeInvoice(t, tenant.token, invoice.id)
@@ -208,13 +213,16 @@ describe('Billing: invariants under a random sequence of operations', () => {
                 amount: op.amount,
                 currency,
               });
-              if (res.status === 201)
+              if (res.status === 201) {
                 transactions.push({ id: res.body.data.id, kind: op.kind, subscriberId, currency });
+              }
               break;
             }
             case 'refund': {
               const payment = at(payments(), op.pick);
-              if (!payment) break;
+              if (!payment) {
+                break;
+              }
               const mismatch = op.flip === 0;
               const currency = mismatch ? CURRENCIES.find((c) => c !== payment.currency)! : payment.currency;
               res = await postTransaction(t, tenant.token, {
@@ -239,7 +247,9 @@ describe('Billing: invariants under a random sequence of operations', () => {
               // Mostly a recent payment or credit and recent invoices of its subscriber and currency (the likeliest to
               // have money left and amounts due); sometimes any transaction and any invoice.
               const txn = op.anyInvoice ? at(transactions, op.pick) : at(allocatable().slice(-10), op.pick);
-              if (!txn) break;
+              if (!txn) {
+                break;
+              }
               const candidates = op.anyInvoice
                 ? invoices
                 : invoices
@@ -250,7 +260,9 @@ describe('Billing: invariants under a random sequence of operations', () => {
                 .filter(
                   (item): item is { invoice: KnownInvoice; amount: number } => item.invoice !== undefined,
                 );
-              if (items.length === 0) break;
+              if (items.length === 0) {
+                break;
+              }
               res = await allocate(t, tenant.token, txn.id, {
                 allocations: items.map((item) => ({ invoice_id: item.invoice.id, amount: item.amount })),
               });
@@ -259,7 +271,9 @@ describe('Billing: invariants under a random sequence of operations', () => {
             case 'balance':
             case 'oldest_first': {
               const txn = at(allocatable().slice(-15), op.pick);
-              if (!txn) break;
+              if (!txn) {
+                break;
+              }
               res = await allocate(
                 t,
                 tenant.token,
@@ -271,11 +285,14 @@ describe('Billing: invariants under a random sequence of operations', () => {
               break;
             }
           }
-          if (!res) continue;
+          if (!res) {
+            continue;
+          }
           const key = `${op.type} ${res.status}`;
           outcomes[key] = (outcomes[key] ?? 0) + 1;
-          if (res.status >= 500)
+          if (res.status >= 500) {
             crashes.push(`#${index} ${JSON.stringify(op)} → ${res.status} ${JSON.stringify(res.body)}`);
+          }
         }
 
         expect(crashes).toEqual([]);
@@ -357,7 +374,9 @@ describe('Billing: invariants under a random sequence of operations', () => {
         const allocatedIds = new Set(
           allTransactions.filter((txn) => txn.allocated_amount > 0).map((txn) => txn.id),
         );
-        for (const id of allocationSums.keys()) expect(allocatedIds.has(id)).toBe(true);
+        for (const id of allocationSums.keys()) {
+          expect(allocatedIds.has(id)).toBe(true);
+        }
         for (const txn of allTransactions.filter((row) => row.kind === 'debit' || row.kind === 'refund')) {
           expect(txn.allocated_amount).toBe(0);
           expect(txn.refunded_amount).toBe(0);

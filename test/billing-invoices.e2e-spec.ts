@@ -492,7 +492,9 @@ describe('Billing: invoices', () => {
         overduePartial.id,
         overdueOpen.id,
       ]);
-      for (const invoice of res.body.data as InvoiceRecord[]) expect(invoice.overdue).toBe(true);
+      for (const invoice of res.body.data as InvoiceRecord[]) {
+        expect(invoice.overdue).toBe(true);
+      }
     });
 
     it('should list every other invoice with overdue=false', async () => {
@@ -569,8 +571,11 @@ describe('Billing: invoices', () => {
         expect(res.body.meta.pagination.limit).toBe(3);
         seen.push(...res.body.data.map((invoice: InvoiceRecord) => invoice.id));
         cursor = res.body.meta.pagination.has_more ? res.body.meta.pagination.next_cursor : null;
-        if (res.body.meta.pagination.has_more) expect(typeof cursor).toBe('string');
-        else expect(res.body.meta.pagination.next_cursor).toBeNull();
+        if (res.body.meta.pagination.has_more) {
+          expect(typeof cursor).toBe('string');
+        } else {
+          expect(res.body.meta.pagination.next_cursor).toBeNull();
+        }
         pages += 1;
       } while (cursor);
       expect(pages).toBe(3);

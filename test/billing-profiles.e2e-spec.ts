@@ -175,16 +175,18 @@ describe('Billing profiles', () => {
     it('should list the profiles of the tenant, newest first, page by page', async () => {
       const own = await createTenantWithToken(t, BILLING_SCOPES);
       const ids: string[] = [];
-      for (let i = 0; i < 3; i++)
+      for (let i = 0; i < 3; i++) {
         ids.push((await createBillingProfile(t, own.token, { name: `Plan ${i}` })).id);
+      }
       await createBillingProfile(t, tenant.token);
 
       const first = await get('/api/v1/billing-profiles?limit=2', own.token);
       expectList(first);
       expect(first.body.data.map((profile: BillingProfile) => profile.id)).toEqual([ids[2], ids[1]]);
       expect(first.body.meta.pagination).toMatchObject({ limit: 2, has_more: true });
-      for (const profile of first.body.data)
+      for (const profile of first.body.data) {
         expect(Object.keys(profile).sort()).toEqual(BILLING_PROFILE_KEYS);
+      }
 
       const cursor = encodeURIComponent(first.body.meta.pagination.next_cursor);
       const second = await get(`/api/v1/billing-profiles?limit=2&starting_after=${cursor}`, own.token);

@@ -133,8 +133,11 @@ describe('Billing: transactions', () => {
 
     it.each([0, -5, 1.5, '100', null])('should answer 422 on amount for %p', async (amount) => {
       const res = await postTransaction(t, a.token, transactionBody(a.subscriberId, { amount }));
-      if (amount === null) expectError(res, 400, 'missing_field', 'amount');
-      else expectError(res, 422, 'validation_failed', 'amount');
+      if (amount === null) {
+        expectError(res, 400, 'missing_field', 'amount');
+      } else {
+        expectError(res, 422, 'validation_failed', 'amount');
+      }
     });
 
     it.each(['subscriber_id', 'kind', 'source', 'amount', 'currency'])(

@@ -162,7 +162,9 @@ describe('CLI (npm run cli)', () => {
         let output = '';
         server.stdout!.on('data', (chunk: Buffer) => {
           output += chunk.toString();
-          if (output.includes('listening on')) listening();
+          if (output.includes('listening on')) {
+            listening();
+          }
         });
         server.on('exit', (code) => fail(new Error(`the server exited with ${code}: ${output}`)));
       });

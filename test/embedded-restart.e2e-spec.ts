@@ -32,10 +32,14 @@ describe('Embedded database in DATA_DIR', () => {
   }
 
   afterEach(async () => {
-    for (const server of servers.splice(0)) await server.stop();
+    for (const server of servers.splice(0)) {
+      await server.stop();
+    }
   }, TIMEOUT_MS);
   afterAll(() => {
-    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+    for (const dir of dataDirs) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it(

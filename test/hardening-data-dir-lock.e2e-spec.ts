@@ -64,7 +64,9 @@ describe('Data folder lock (DATA_DIR/isp-api.lock)', () => {
     contenders.push(...(await Promise.all([startContender(), startContender()])));
   }, 60_000);
   afterAll(() => {
-    for (const child of contenders) child.kill();
+    for (const child of contenders) {
+      child.kill();
+    }
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -74,7 +76,9 @@ describe('Data folder lock (DATA_DIR/isp-api.lock)', () => {
       writeFileSync(lockPath, String(deadPid()));
       const replies = contenders.map(nextMessage);
       const at = Date.now() + 30;
-      for (const child of contenders) child.send({ type: 'go', dir: dataDir, at });
+      for (const child of contenders) {
+        child.send({ type: 'go', dir: dataDir, at });
+      }
       const results = await Promise.all(replies);
 
       expect({ round, locked: results.filter((reply) => reply.locked).length }).toEqual({ round, locked: 1 });

@@ -127,10 +127,14 @@ describe('Embedded database', () => {
   }
 
   afterEach(async () => {
-    for (const started of hosts.splice(0)) await started.stop();
+    for (const started of hosts.splice(0)) {
+      await started.stop();
+    }
   }, TIMEOUT_MS);
   afterAll(() => {
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    for (const dir of dirs) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   describe.each([

@@ -37,7 +37,9 @@ describe('JSON nesting depth of request bodies', () => {
       .post('/api/v1/subscribers')
       .set(bearer(tenant.token))
       .set('Content-Type', 'application/json');
-    if (idempotencyKey) req.set('X-Idempotency-Key', idempotencyKey);
+    if (idempotencyKey) {
+      req.set('X-Idempotency-Key', idempotencyKey);
+    }
     return req.send(body);
   }
 

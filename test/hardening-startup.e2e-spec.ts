@@ -19,7 +19,9 @@ function listenAnywhere(): Promise<Server> {
 }
 
 function ended(run: ServerRun): Extract<ServerRun, { listening: false }> {
-  if (run.listening) throw new Error(`the server started at ${run.url}; it should have stopped`);
+  if (run.listening) {
+    throw new Error(`the server started at ${run.url}; it should have stopped`);
+  }
   return run;
 }
 
@@ -40,10 +42,16 @@ describe('Start-up', () => {
   }
 
   afterEach(async () => {
-    for (const started of running.splice(0)) if (started.listening) await started.stop();
+    for (const started of running.splice(0)) {
+      if (started.listening) {
+        await started.stop();
+      }
+    }
   }, TIMEOUT_MS);
   afterAll(() => {
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    for (const dir of dirs) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it(
@@ -102,7 +110,9 @@ describe('Start-up', () => {
       const dataDir = freshDataDir();
       const tokenFile = join(dataDir, 'admin-token');
       const first = await run({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' });
-      if (!first.listening) throw new Error(`the server did not start: ${first.stderr}`);
+      if (!first.listening) {
+        throw new Error(`the server did not start: ${first.stderr}`);
+      }
 
       expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
       const token = readFileSync(tokenFile, 'utf8').trim();

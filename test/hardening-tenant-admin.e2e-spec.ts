@@ -189,7 +189,9 @@ describe('Two roles: a tenant admin and platform:admin', () => {
     it('should list only the tokens of its own tenant', async () => {
       const res = await request(t.http).get('/api/v1/tokens?limit=100').set(bearer(adminB.token));
       expectList(res);
-      for (const row of res.body.data) expect(row.tenant_id).toBe(tenantB.id);
+      for (const row of res.body.data) {
+        expect(row.tenant_id).toBe(tenantB.id);
+      }
       const ids = res.body.data.map((row: { id: string }) => row.id);
       expect(ids).toEqual(expect.arrayContaining([adminB.id, readerB.id]));
       expect(ids).not.toContain(adminA.id);
@@ -254,7 +256,9 @@ describe('Two roles: a tenant admin and platform:admin', () => {
         .set(bearer(t.adminToken))
         .set('X-Tenant-ID', tenantB.slug);
       expectList(tokens);
-      for (const row of tokens.body.data) expect(row.tenant_id).toBe(tenantB.id);
+      for (const row of tokens.body.data) {
+        expect(row.tenant_id).toBe(tenantB.id);
+      }
     });
 
     it("should issue and revoke another tenant's tokens, platform:admin included", async () => {

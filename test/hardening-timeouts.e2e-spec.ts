@@ -48,7 +48,9 @@ describe('Database timeouts', () => {
     });
     afterEach(async () => {
       if (!holder.isReleased) {
-        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        if (holder.isTransactionActive) {
+          await holder.rollbackTransaction();
+        }
         await holder.release();
       }
     });

@@ -142,7 +142,9 @@ describe('Rate limits and the abuse threshold', () => {
     it('should not spend the budget of a token on calls without one from the same address', async () => {
       const { token } = await issueToken(t, tenant.id, ['events:read']);
       const ip = randomClientIp();
-      for (let i = 0; i < 4; i++) await request(limited.http).get('/api/v1').set('X-Forwarded-For', ip);
+      for (let i = 0; i < 4; i++) {
+        await request(limited.http).get('/api/v1').set('X-Forwarded-For', ip);
+      }
       const res = await request(limited.http).get('/api/v1/me').set(bearer(token)).set('X-Forwarded-For', ip);
       expectSuccess(res);
       expect(rateLimitOf(res).remaining).toBe(2);
@@ -150,7 +152,9 @@ describe('Rate limits and the abuse threshold', () => {
 
     it('should leave /health/live outside the limit', async () => {
       const ip = randomClientIp();
-      for (let i = 0; i < 4; i++) await request(limited.http).get('/api/v1').set('X-Forwarded-For', ip);
+      for (let i = 0; i < 4; i++) {
+        await request(limited.http).get('/api/v1').set('X-Forwarded-For', ip);
+      }
       expectError(await request(limited.http).get('/api/v1').set('X-Forwarded-For', ip), 429, 'rate_limited');
       for (let i = 0; i < 5; i++) {
         const res = await request(limited.http).get('/health/live').set('X-Forwarded-For', ip);

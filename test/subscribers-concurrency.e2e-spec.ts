@@ -18,7 +18,9 @@ import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp
 /** How many answers had each status. */
 function countStatuses(answers: Response[]): Record<number, number> {
   const counts: Record<number, number> = {};
-  for (const res of answers) counts[res.status] = (counts[res.status] ?? 0) + 1;
+  for (const res of answers) {
+    counts[res.status] = (counts[res.status] ?? 0) + 1;
+  }
   return counts;
 }
 
@@ -45,7 +47,9 @@ describe('Subscribers under concurrency', () => {
       const answers = await Promise.all(
         [1, 2, 3].map(() => request(t.http).post('/api/v1/subscribers').send(subscriberBody())),
       );
-      for (const res of answers) expectError(res, 401, 'authentication_required');
+      for (const res of answers) {
+        expectError(res, 401, 'authentication_required');
+      }
     });
 
     it('should create exactly one subscriber for 20 simultaneous identical requests with one key', async () => {
@@ -65,7 +69,9 @@ describe('Subscribers under concurrency', () => {
       const created = answers.filter((res) => res.status === 201);
       const originals = created.filter((res) => res.headers['idempotent-replayed'] === undefined);
       expect(originals).toHaveLength(1);
-      for (const res of created.filter((r) => r !== originals[0])) expectReplayOf(res, originals[0]);
+      for (const res of created.filter((r) => r !== originals[0])) {
+        expectReplayOf(res, originals[0]);
+      }
 
       expect(await listSubscriberIds(t, tenant.token)).toEqual([originals[0].body.data.id]);
       expect(await listEvents(t, tenant.token, { type: 'subscriber.created' })).toHaveLength(1);
@@ -117,7 +123,9 @@ describe('Subscribers under concurrency', () => {
           request(t.http).post(`/api/v1/subscribers/${subscriber.id}/status`).send({ status: 'cancelled' }),
         ),
       );
-      for (const res of answers) expectError(res, 401, 'authentication_required');
+      for (const res of answers) {
+        expectError(res, 401, 'authentication_required');
+      }
     });
 
     it('should let exactly one of ten simultaneous suspensions through', async () => {

@@ -72,7 +72,9 @@ describe('Subscribers: list and get', () => {
         active.id,
         prospect.id,
       ]);
-      for (const row of res.body.data) expect(Object.keys(row).sort()).toEqual(SUBSCRIBER_KEYS);
+      for (const row of res.body.data) {
+        expect(Object.keys(row).sort()).toEqual(SUBSCRIBER_KEYS);
+      }
       expect(res.body.meta.pagination).toEqual({ limit: 20, has_more: false, next_cursor: null });
     });
 
@@ -108,7 +110,9 @@ describe('Subscribers: list and get', () => {
 
     it('should not list the subscribers of another tenant', async () => {
       const ids = await listSubscriberIds(t, tenant.token);
-      for (const row of [prospect, active, suspended]) expect(ids).not.toContain(row.id);
+      for (const row of [prospect, active, suspended]) {
+        expect(ids).not.toContain(row.id);
+      }
     });
 
     it.each([
@@ -157,7 +161,9 @@ describe('Subscribers: list and get', () => {
     it('should return every subscriber that existed at the start exactly once, newest first', async () => {
       const walker = await createTenantWithToken(t, SUBSCRIBER_SCOPES);
       const existing: string[] = [];
-      for (let i = 0; i < 10; i++) existing.push((await createSubscriber(t, walker.token)).id);
+      for (let i = 0; i < 10; i++) {
+        existing.push((await createSubscriber(t, walker.token)).id);
+      }
       const newestFirst = [...existing].reverse();
 
       const pages: Page[] = [];
@@ -188,7 +194,9 @@ describe('Subscribers: list and get', () => {
     it('should answer has_more and next_cursor on an exact last page', async () => {
       const exact = await createTenantWithToken(t, SUBSCRIBER_SCOPES);
       const ids: string[] = [];
-      for (let i = 0; i < 4; i++) ids.push((await createSubscriber(t, exact.token)).id);
+      for (let i = 0; i < 4; i++) {
+        ids.push((await createSubscriber(t, exact.token)).id);
+      }
       const first = await page(exact.token, { limit: '2' });
       expect(first).toMatchObject({ ids: [ids[3], ids[2]], has_more: true });
       const second = await page(exact.token, { limit: '2', starting_after: first.next_cursor as string });

@@ -6,9 +6,13 @@ export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
 export const bigintMoney: ValueTransformer = {
   to: (value: number | null | undefined) => value,
   from: (value: string | null) => {
-    if (value === null) return null;
+    if (value === null) {
+      return null;
+    }
     const amount = Number(value);
-    if (!Number.isSafeInteger(amount)) throw new Error(`Amount ${value} exceeds the safe integer range`);
+    if (!Number.isSafeInteger(amount)) {
+      throw new Error(`Amount ${value} exceeds the safe integer range`);
+    }
     return amount;
   },
 };

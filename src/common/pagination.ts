@@ -62,7 +62,9 @@ export function decodeCursor(raw: string): Cursor {
     throw invalid;
   }
   const createdAt = new Date(parsed[0]);
-  if (Number.isNaN(createdAt.getTime()) || parsed[1].length > 64) throw invalid;
+  if (Number.isNaN(createdAt.getTime()) || parsed[1].length > 64) {
+    throw invalid;
+  }
   return { createdAt, id: parsed[1] };
 }
 
@@ -77,10 +79,12 @@ export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: 
   fromRow?: (row: never) => T,
 ): Promise<Page<T>> {
   const alias = qb.alias;
-  if (query.created_gte)
+  if (query.created_gte) {
     qb.andWhere(`${alias}.createdAt >= :createdGte`, { createdGte: new Date(query.created_gte) });
-  if (query.created_lt)
+  }
+  if (query.created_lt) {
     qb.andWhere(`${alias}.createdAt < :createdLt`, { createdLt: new Date(query.created_lt) });
+  }
   if (query.starting_after) {
     const cursor = decodeCursor(query.starting_after);
     qb.andWhere(`(${alias}.createdAt, ${alias}.id) < (:cursorCreatedAt, :cursorId)`, {

@@ -51,7 +51,9 @@ const DEFAULT_RETRY_DELAYS_S = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 
 
 function delays(env: Env, name: string): number[] {
   const raw = env[name]?.trim();
-  if (!raw) return DEFAULT_RETRY_DELAYS_S;
+  if (!raw) {
+    return DEFAULT_RETRY_DELAYS_S;
+  }
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.length > 20 || !parts.every((part) => /^\d+(\.\d+)?$/.test(part))) {
     throw new ConfigError(
@@ -75,17 +77,24 @@ type Env = Record<string, string | undefined>;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  if (raw === undefined || raw.trim() === '') {
+    return fallback;
+  }
+  if (!/^\d+$/.test(raw.trim())) {
+    throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  }
   const value = Number(raw);
-  if (value < min || value > max)
+  if (value < min || value > max) {
     throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  }
   return value;
 }
 
 function url(env: Env, name: string, protocols: string[]): string | null {
   const raw = env[name]?.trim();
-  if (!raw) return null;
+  if (!raw) {
+    return null;
+  }
   let parsed: URL;
   try {
     parsed = new URL(raw);
@@ -100,16 +109,23 @@ function url(env: Env, name: string, protocols: string[]): string | null {
 
 function trustProxy(env: Env): TrustProxy {
   const parsed = parseTrustProxy(env.TRUST_PROXY);
-  if (typeof parsed === 'object' && !Array.isArray(parsed))
+  if (typeof parsed === 'object' && !Array.isArray(parsed)) {
     throw new ConfigError('TRUST_PROXY', parsed.problem);
+  }
   return parsed;
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['true', '1', 'yes'].includes(raw)) return true;
-  if (['false', '0', 'no'].includes(raw)) return false;
+  if (raw === undefined || raw === '') {
+    return fallback;
+  }
+  if (['true', '1', 'yes'].includes(raw)) {
+    return true;
+  }
+  if (['false', '0', 'no'].includes(raw)) {
+    return false;
+  }
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 

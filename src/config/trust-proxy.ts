@@ -12,12 +12,17 @@ const INSTEAD =
 
 /** Why an address or subnet entry is wrong, or null when it is a valid IPv4/IPv6 address, CIDR or named range. */
 function entryProblem(entry: string): string | null {
-  if (NAMED_RANGES.includes(entry)) return null;
+  if (NAMED_RANGES.includes(entry)) {
+    return null;
+  }
   const [address, prefix, ...rest] = entry.split('/');
   const family = isIP(address);
-  if (family === 0)
+  if (family === 0) {
     return `holds "${entry}", not an IP address, a subnet or one of ${NAMED_RANGES.join(', ')}`;
-  if (prefix === undefined) return null;
+  }
+  if (prefix === undefined) {
+    return null;
+  }
   const bits = family === 4 ? 32 : 128;
   if (rest.length > 0 || !/^\d{1,3}$/.test(prefix) || Number(prefix) > bits) {
     return `holds "${entry}", whose prefix length must be 0 to ${bits} for IPv${family}`;
@@ -31,7 +36,9 @@ function entryProblem(entry: string): string | null {
  */
 export function parseTrustProxy(raw: string | undefined): TrustProxy | { problem: string } {
   const value = raw?.trim() ?? '';
-  if (value === '' || value.toLowerCase() === 'false' || value === '0') return false;
+  if (value === '' || value.toLowerCase() === 'false' || value === '0') {
+    return false;
+  }
   if (['true', 'yes', 'on'].includes(value.toLowerCase())) {
     return {
       problem:
@@ -41,13 +48,17 @@ export function parseTrustProxy(raw: string | undefined): TrustProxy | { problem
   }
   if (/^\d+$/.test(value)) {
     const hops = Number(value);
-    if (hops > 32) return { problem: `must be a hop count of at most 32, got ${value}. ${INSTEAD}.` };
+    if (hops > 32) {
+      return { problem: `must be a hop count of at most 32, got ${value}. ${INSTEAD}.` };
+    }
     return hops;
   }
   const entries = value.split(',').map((entry) => entry.trim());
   for (const entry of entries) {
     const problem = entry === '' ? 'holds an empty entry' : entryProblem(entry);
-    if (problem) return { problem: `${problem}, got "${value}". ${INSTEAD}.` };
+    if (problem) {
+      return { problem: `${problem}, got "${value}". ${INSTEAD}.` };
+    }
   }
   return entries;
 }

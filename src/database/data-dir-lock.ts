@@ -29,7 +29,9 @@ function readOrNull(path: string): string | null {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return null;
+    }
     throw error;
   }
 }
@@ -45,11 +47,15 @@ function breakStaleLock(lockPath: string, stale: string): void {
   try {
     fd = openSync(claim, 'wx');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw error;
+    }
     return sleep(10); // another process is removing it: look again shortly
   }
   try {
-    if (readOrNull(lockPath) === stale) unlinkSync(lockPath);
+    if (readOrNull(lockPath) === stale) {
+      unlinkSync(lockPath);
+    }
   } finally {
     closeSync(fd);
     unlinkSync(claim);
@@ -62,7 +68,9 @@ function breakStaleLock(lockPath: string, stale: string): void {
  * seen empty, and of processes starting together exactly one links it.
  */
 export function acquireLock(dataDir: string): string {
-  if (openHere.has(dataDir)) throw new DataDirInUseError(dataDir, process.pid);
+  if (openHere.has(dataDir)) {
+    throw new DataDirInUseError(dataDir, process.pid);
+  }
   const lockPath = join(dataDir, 'isp-api.lock');
   const mine = `${lockPath}.${process.pid}`;
   writeFileSync(mine, String(process.pid));
@@ -73,10 +81,14 @@ export function acquireLock(dataDir: string): string {
         openHere.add(dataDir);
         return lockPath;
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw error;
+        }
       }
       const holder = readOrNull(lockPath);
-      if (holder === null) continue; // released in between: try again
+      if (holder === null) {
+        continue;
+      } // released in between: try again
       const pid = Number(holder);
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
         throw new DataDirInUseError(dataDir, pid);
@@ -92,7 +104,9 @@ export function acquireLock(dataDir: string): string {
 }
 
 export function releaseLock(dataDir: string | null, lockPath: string | null): void {
-  if (!dataDir || !lockPath) return;
+  if (!dataDir || !lockPath) {
+    return;
+  }
   rmSync(lockPath, { force: true });
   openHere.delete(dataDir);
 }

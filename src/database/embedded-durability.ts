@@ -26,9 +26,13 @@ export function enableFsync(db: PGlite): boolean {
   const fs = db.Module.FS as unknown as { filesystems?: { NODEFS?: NodeFsInternals } };
   const nodefs = fs.filesystems?.NODEFS;
   const tryFSOperation = nodefs?.tryFSOperation;
-  if (!nodefs?.stream_ops || !tryFSOperation) return false;
+  if (!nodefs?.stream_ops || !tryFSOperation) {
+    return false;
+  }
   nodefs.stream_ops.fsync = (stream) => {
-    if (stream.nfd !== undefined) tryFSOperation(() => fsyncSync(stream.nfd!));
+    if (stream.nfd !== undefined) {
+      tryFSOperation(() => fsyncSync(stream.nfd!));
+    }
     return 0;
   };
   return true;
@@ -37,8 +41,11 @@ export function enableFsync(db: PGlite): boolean {
 /** Flushes every file and folder under `dir`: what PGlite wrote before fsync was enabled (initdb, recovery). */
 export function fsyncTree(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory()) fsyncTree(join(dir, entry.name));
-    else if (entry.isFile()) fsyncPath(join(dir, entry.name));
+    if (entry.isDirectory()) {
+      fsyncTree(join(dir, entry.name));
+    } else if (entry.isFile()) {
+      fsyncPath(join(dir, entry.name));
+    }
   }
   fsyncPath(dir);
 }

@@ -38,8 +38,9 @@ function socketFolder(dataDir: string | null): { dir: string; temporary: boolean
 }
 
 async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durability: string }> {
-  if (!dataDir)
+  if (!dataDir) {
     return { db: await PGlite.create(), durability: 'Embedded database in memory: nothing is kept.' };
+  }
   const pgdata = join(dataDir, 'pgdata');
   // PGlite makes its files mode 0666: the folder, 0700 as Postgres requires of its own, keeps other users out.
   mkdirSync(pgdata, { recursive: true, mode: 0o700 });
@@ -77,7 +78,9 @@ export async function startEmbeddedPostgres(dataDir: string | null): Promise<Emb
   }
   let socket: { dir: string; temporary: boolean } | null = null;
   const cleanUp = () => {
-    if (socket?.temporary) rmSync(socket.dir, { recursive: true, force: true });
+    if (socket?.temporary) {
+      rmSync(socket.dir, { recursive: true, force: true });
+    }
     releaseLock(dataDir, lockPath);
   };
   try {
@@ -98,7 +101,9 @@ export async function startEmbeddedPostgres(dataDir: string | null): Promise<Emb
       url: `postgres://postgres@${encodeURIComponent(socket.dir)}:${SOCKET_PORT}/postgres`,
       durability,
       async stop() {
-        if (stopped) return;
+        if (stopped) {
+          return;
+        }
         stopped = true;
         await server.stop();
         await db.close();

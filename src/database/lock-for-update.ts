@@ -11,6 +11,8 @@ export async function lockForUpdate<T extends ObjectLiteral & { tenantId: string
 ): Promise<T> {
   const where = { tenantId, id } as FindOptionsWhere<T>;
   const record = await manager.findOne(entity, { where, lock: { mode: 'pessimistic_write' } });
-  if (!record) throw ApiError.notFound(resource, id);
+  if (!record) {
+    throw ApiError.notFound(resource, id);
+  }
   return record;
 }

@@ -13,7 +13,9 @@ const sharedSessions = new WeakSet<DataSource>();
 /** Called once a data source is up: tells a PGlite server from a real Postgres by its version string. */
 export async function detectSharedSession(dataSource: DataSource): Promise<void> {
   const [row]: { version: string }[] = await dataSource.query('SELECT version() AS version');
-  if (row.version.includes('PGlite')) sharedSessions.add(dataSource);
+  if (row.version.includes('PGlite')) {
+    sharedSessions.add(dataSource);
+  }
 }
 
 /** A statement of the hot paths, prepared once per connection under its name. */

@@ -19,7 +19,9 @@ export class Tx {
 
   /** Called by TransactionRunner after the commit. */
   committed(): void {
-    for (const hook of this.commitHooks) hook();
+    for (const hook of this.commitHooks) {
+      hook();
+    }
   }
 }
 
@@ -39,9 +41,13 @@ export class TransactionRunner {
     try {
       const result = await this.dataSource.transaction(async (manager) => {
         tx = new Tx(manager, scope);
-        if (idempotency) await idempotency.claim(manager);
+        if (idempotency) {
+          await idempotency.claim(manager);
+        }
         const answer = await work(tx);
-        if (claimedHere) await idempotency.complete(manager, answer);
+        if (claimedHere) {
+          await idempotency.complete(manager, answer);
+        }
         return answer;
       });
       tx?.committed();
@@ -62,7 +68,9 @@ export class TransactionRunner {
    * commit together, so it runs as `run` does.
    */
   async runStatement<T>(scope: WriteScope, work: (tx: Tx) => Promise<T>): Promise<T> {
-    if (scope.idempotency && !scope.idempotency.claimed) return this.run(scope, work);
+    if (scope.idempotency && !scope.idempotency.claimed) {
+      return this.run(scope, work);
+    }
     const tx = new Tx(this.dataSource.manager, scope);
     const result = await work(tx);
     tx.committed();

@@ -99,6 +99,14 @@ describe('module boundaries (lint)', () => {
         'export const x = [Subscriber, SubscribersService];',
       ),
     },
+    wiring: {
+      filePath: 'src/app-fixture.ts',
+      code: lines(
+        "import { BillingModule } from './billing/billing.module';",
+        "import { SubscribersModule } from './subscribers';",
+        'export const x = [BillingModule, SubscribersModule];',
+      ),
+    },
   };
   const errors: Record<string, string[]> = {};
 
@@ -147,6 +155,12 @@ describe('module boundaries (lint)', () => {
 
   it("lets the entity registry import a domain's *.entity files, and nothing else of it", () => {
     expect(errors.registry).toEqual([expect.stringMatching(/imports only a domain's \*\.entity files/)]);
+  });
+
+  it('holds the wiring at the top of src/ to the public entries too', () => {
+    expect(errors.wiring).toEqual([
+      expect.stringMatching(/billing is used only through its public entry src\/billing\/index\.ts/),
+    ]);
   });
 
   describe('cycles between domains (house/no-domain-cycle)', () => {

@@ -268,7 +268,9 @@ export async function listAll<T>(
       .set(bearer(token));
     expectList(res);
     all.push(...(res.body.data as T[]));
-    if (!res.body.meta.pagination.has_more) return all;
+    if (!res.body.meta.pagination.has_more) {
+      return all;
+    }
     cursor = res.body.meta.pagination.next_cursor as string;
   }
   throw new Error(`listAll ${path}: too many pages`);

@@ -12,7 +12,9 @@ let walFsyncs = 0;
 const fsyncSync = fs.fsyncSync;
 fs.fsyncSync = (fd: number): void => {
   const path = fs.readlinkSync(`/proc/self/fd/${fd}`);
-  if (path.includes('/pg_wal/')) walFsyncs++;
+  if (path.includes('/pg_wal/')) {
+    walFsyncs++;
+  }
   fsyncSync(fd);
 };
 
@@ -32,7 +34,9 @@ async function commitOneRow(url: string): Promise<number> {
 async function main(): Promise<void> {
   const db = await startEmbeddedPostgres(process.env.EMBEDDED_DIR || null);
   process.on('message', (message: { type: string }) => {
-    if (message.type !== 'commit') return;
+    if (message.type !== 'commit') {
+      return;
+    }
     commitOneRow(db.url).then(
       (fsyncs) => process.send?.({ type: 'committed', walFsyncs: fsyncs }),
       (error: Error) => process.send?.({ type: 'error', message: error.message }),

@@ -5,7 +5,9 @@ import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
  * tenants, so they never see each other's rows. With DATABASE_URL they run on that server instead.
  */
 export default async function globalSetup(): Promise<void> {
-  if (process.env.DATABASE_URL) return;
+  if (process.env.DATABASE_URL) {
+    return;
+  }
   const embedded = await startEmbeddedPostgres(null);
   (globalThis as { __EMBEDDED_PG__?: { stop(): Promise<void> } }).__EMBEDDED_PG__ = embedded;
   process.env.DATABASE_URL = embedded.url;

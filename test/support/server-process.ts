@@ -54,13 +54,17 @@ export function startServerProcess(dataDir: string): Promise<ServerProcess> {
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = LISTENING.exec(stdout);
-      if (!match) return;
+      if (!match) {
+        return;
+      }
       child.stdout?.removeAllListeners('data');
       child.stdout?.resume();
       const server: ServerProcess = {
         url: match[1],
         stop: () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          if (child.exitCode === null && child.signalCode === null) {
+            child.kill('SIGTERM');
+          }
           return exited;
         },
       };

@@ -41,13 +41,17 @@ export function runServer(vars: Record<string, string>): Promise<ServerRun> {
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = LISTENING.exec(stdout);
-      if (!match) return;
+      if (!match) {
+        return;
+      }
       done({
         listening: true,
         url: match[1],
         output: () => ({ stdout, stderr }),
         stop: async () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          if (child.exitCode === null && child.signalCode === null) {
+            child.kill('SIGTERM');
+          }
           await exited;
         },
       });

@@ -130,7 +130,9 @@ export function postSubscriber(t: TestApp, token: string, body: Body, headers: R
 
 export async function createSubscriber(t: TestApp, token: string, overrides: Body = {}) {
   const res = await postSubscriber(t, token, subscriberBody(overrides));
-  if (res.status !== 201) throw new Error(`create subscriber: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 201) {
+    throw new Error(`create subscriber: ${res.status} ${JSON.stringify(res.body)}`);
+  }
   return res.body.data as CreatedSubscriber;
 }
 
@@ -168,14 +170,18 @@ export async function createSubscriberInState(
   const subscriber = await createSubscriber(t, token, { ...overrides, status: initial });
   for (const to of moves) {
     const res: Response = await postStatus(t, token, subscriber.id, to, reasonFor(to));
-    if (res.status !== 200) throw new Error(`move to ${to}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200) {
+      throw new Error(`move to ${to}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
   }
   return { ...subscriber, status };
 }
 
 export async function getSubscriber(t: TestApp, token: string, id: string): Promise<SubscriberRecord> {
   const res = await request(t.http).get(`/api/v1/subscribers/${id}`).set(bearer(token));
-  if (res.status !== 200) throw new Error(`get subscriber: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 200) {
+    throw new Error(`get subscriber: ${res.status} ${JSON.stringify(res.body)}`);
+  }
   return res.body.data as SubscriberRecord;
 }
 
@@ -199,8 +205,9 @@ export function postBillingProfile(t: TestApp, token: string, body: Body) {
 
 export async function createBillingProfile(t: TestApp, token: string, overrides: Body = {}) {
   const res = await postBillingProfile(t, token, billingProfileBody(overrides));
-  if (res.status !== 201)
+  if (res.status !== 201) {
     throw new Error(`create billing profile: ${res.status} ${JSON.stringify(res.body)}`);
+  }
   return res.body.data as BillingProfile;
 }
 
@@ -219,7 +226,9 @@ export async function listEvents(t: TestApp, token: string, query: Record<string
  * start and close a server per request). Closed with the app.
  */
 export async function listen(t: TestApp): Promise<void> {
-  if (t.http.listening) return;
+  if (t.http.listening) {
+    return;
+  }
   await new Promise<void>((resolve) => t.http.listen(0, '127.0.0.1', resolve));
 }
 

@@ -164,7 +164,9 @@ export class WebhookReceiver {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const matching = this.requests.filter(filter);
-      if (matching.length >= n) return matching;
+      if (matching.length >= n) {
+        return matching;
+      }
       if (Date.now() > deadline) {
         const seen = this.requests.map(
           (req) => `${req.body?.type ?? '?'} ${String(req.headers['webhook-id'])}`,
@@ -191,12 +193,17 @@ export class WebhookReceiver {
   private answer(res: ServerResponse, reply: Reply): void {
     const spec = typeof reply === 'number' ? { status: reply } : reply;
     const send = () => {
-      if (res.destroyed) return;
+      if (res.destroyed) {
+        return;
+      }
       res.writeHead(spec.status, { 'Content-Type': 'text/plain', ...spec.headers });
       res.end(spec.body ?? `answered ${spec.status}`);
     };
-    if (spec.delayMs) setTimeout(send, spec.delayMs);
-    else send();
+    if (spec.delayMs) {
+      setTimeout(send, spec.delayMs);
+    } else {
+      send();
+    }
   }
 }
 
@@ -250,13 +257,17 @@ export async function createWebhook(
     .post('/api/v1/webhooks')
     .set('Authorization', `Bearer ${token}`)
     .send(body);
-  if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 201) {
+    throw new Error(`create webhook: ${res.status} ${JSON.stringify(res.body)}`);
+  }
   return res.body.data as CreatedWebhook;
 }
 
 export async function getWebhook(target: Target, token: string, id: string): Promise<WebhookRecord> {
   const res = await request(target).get(`/api/v1/webhooks/${id}`).set('Authorization', `Bearer ${token}`);
-  if (res.status !== 200) throw new Error(`get webhook: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 200) {
+    throw new Error(`get webhook: ${res.status} ${JSON.stringify(res.body)}`);
+  }
   return res.body.data as WebhookRecord;
 }
 
@@ -265,7 +276,9 @@ export async function listAttempts(target: Target, token: string, id: string): P
   const res = await request(target)
     .get(`/api/v1/webhooks/${id}/deliveries?limit=100`)
     .set('Authorization', `Bearer ${token}`);
-  if (res.status !== 200) throw new Error(`list attempts: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 200) {
+    throw new Error(`list attempts: ${res.status} ${JSON.stringify(res.body)}`);
+  }
   return res.body.data as AttemptRecord[];
 }
 
@@ -294,12 +307,18 @@ export function waitForAttempts(
  */
 export async function deleteAllWebhooks(target: Target, token: string, tenant?: string): Promise<void> {
   const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (tenant) headers['X-Tenant-ID'] = tenant;
+  if (tenant) {
+    headers['X-Tenant-ID'] = tenant;
+  }
   for (;;) {
     const res = await request(target).get('/api/v1/webhooks?limit=100').set(headers);
-    if (res.status !== 200) throw new Error(`list webhooks: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200) {
+      throw new Error(`list webhooks: ${res.status} ${JSON.stringify(res.body)}`);
+    }
     const ids = (res.body.data as WebhookRecord[]).map((webhook) => webhook.id);
-    if (ids.length === 0) return;
+    if (ids.length === 0) {
+      return;
+    }
     for (const id of ids) {
       const deleted = await request(target).delete(`/api/v1/webhooks/${id}`).set(headers);
       if (deleted.status !== 200 && deleted.status !== 404) {
@@ -320,7 +339,9 @@ export async function eventually<T>(
   for (;;) {
     try {
       const value = await check();
-      if (value !== undefined) return value;
+      if (value !== undefined) {
+        return value;
+      }
     } catch (error) {
       last = error;
     }

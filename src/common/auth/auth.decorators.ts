@@ -19,7 +19,9 @@ export const RequireScopes = (...scopes: Scope[]) => SetMetadata(REQUIRED_SCOPES
 export const Auth = createParamDecorator((_data: unknown, _ctx: ExecutionContext): AuthContext => {
   const context = requestContext.get();
   const auth = context?.auth;
-  if (!auth) throw new ApiError('authentication_required', 'A bearer token is required.');
+  if (!auth) {
+    throw new ApiError('authentication_required', 'A bearer token is required.');
+  }
   return {
     ...auth,
     requestId: context.requestId,

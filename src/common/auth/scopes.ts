@@ -33,9 +33,15 @@ export function isScope(value: string): value is Scope {
 
 /** Whether scopes `granted` hold `required`, directly or by implication. */
 export function hasScope(granted: readonly string[], required: Scope): boolean {
-  if (granted.includes(PLATFORM_ADMIN) || granted.includes(required)) return true;
-  if (required === PLATFORM_ADMIN) return false;
-  if (granted.includes('admin')) return true;
+  if (granted.includes(PLATFORM_ADMIN) || granted.includes(required)) {
+    return true;
+  }
+  if (required === PLATFORM_ADMIN) {
+    return false;
+  }
+  if (granted.includes('admin')) {
+    return true;
+  }
   const [domain] = required.split(':');
   return granted.includes(`${domain}:*`);
 }

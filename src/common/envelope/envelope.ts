@@ -36,9 +36,12 @@ export class PrebuiltEnvelope {
 }
 
 export function successEnvelope(payload: unknown): object {
-  if (payload instanceof PrebuiltEnvelope) return payload.body;
-  if (payload instanceof Page)
+  if (payload instanceof PrebuiltEnvelope) {
+    return payload.body;
+  }
+  if (payload instanceof Page) {
     return { success: true, data: payload.items, meta: meta({ pagination: payload.pagination }) };
+  }
   return { success: true, data: payload ?? null, meta: meta() };
 }
 

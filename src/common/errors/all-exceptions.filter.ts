@@ -61,20 +61,30 @@ export class AllExceptionsFilter implements ExceptionFilter {
         err: exception instanceof Error ? exception.message : String(exception),
       });
     }
-    if (!response.headersSent) sendApiError(response, error);
+    if (!response.headersSent) {
+      sendApiError(response, error);
+    }
   }
 
   private toApiError(exception: unknown): ApiError {
-    if (exception instanceof ApiError) return exception;
-    if (exception instanceof ThrottlerException) return new ApiError('rate_limited', 'Rate limit exceeded.');
+    if (exception instanceof ApiError) {
+      return exception;
+    }
+    if (exception instanceof ThrottlerException) {
+      return new ApiError('rate_limited', 'Rate limit exceeded.');
+    }
     // Nest's router throws a bare NotFoundException for paths no controller serves.
-    if (exception instanceof NotFoundException)
+    if (exception instanceof NotFoundException) {
       return new ApiError('route_not_found', 'No endpoint matches.');
-    if (exception instanceof HttpException)
+    }
+    if (exception instanceof HttpException) {
       return this.fromHttpStatus(exception.getStatus(), exception.message);
+    }
     // A pool exhausted past DATABASE_ACQUIRE_TIMEOUT_MS, a statement past statement_timeout, a server away: a known
     // fault of the moment, answered 503 with Retry-After, never a 500.
-    if (isDatabaseUnavailable(exception)) return databaseUnavailableError();
+    if (isDatabaseUnavailable(exception)) {
+      return databaseUnavailableError();
+    }
     // Text Postgres cannot store (a NUL that slipped past validation, a bad escape): the input's fault, not ours.
     const code = (exception as { driverError?: { code?: string } })?.driverError?.code;
     if (code === '22021' || code === '22P05') {
@@ -98,7 +108,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       503: 'service_unavailable',
     };
     const code = byStatus[status];
-    if (code && statusOf(code) === status) return new ApiError(code, message);
+    if (code && statusOf(code) === status) {
+      return new ApiError(code, message);
+    }
     return new ApiError(
       'internal_error',
       'An unexpected error occurred. Quote the request id when reporting it.',

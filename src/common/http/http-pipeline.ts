@@ -9,7 +9,9 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Writes an ApiError as the failure envelope (the exception filter's one way of answering a failure). */
 export function sendApiError(res: Response, error: ApiError): void {
-  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(error.headers)) {
+    res.setHeader(name, value);
+  }
   res.status(error.getStatus()).json(errorEnvelope(error.code, error.message, error.field));
 }
 

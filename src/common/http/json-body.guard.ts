@@ -22,13 +22,21 @@ export function jsonDeeperThan(bytes: Uint8Array, max: number): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i];
     if (inString) {
-      if (byte === 0x5c)
-        i++; // a backslash escapes the next character
-      else if (byte === 0x22) inString = false;
-    } else if (byte === 0x22) inString = true;
-    else if (byte === 0x5b || byte === 0x7b) {
-      if (++depth > max) return true;
-    } else if (byte === 0x5d || byte === 0x7d) depth--;
+      if (byte === 0x5c) {
+        i++;
+      } // a backslash escapes the next character
+      else if (byte === 0x22) {
+        inString = false;
+      }
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > max) {
+        return true;
+      }
+    } else if (byte === 0x5d || byte === 0x7d) {
+      depth--;
+    }
   }
   return false;
 }
@@ -42,7 +50,9 @@ const parse = json({
   type: () => true,
   strict: true,
   verify: (_req, _res, bytes) => {
-    if (jsonDeeperThan(bytes, MAX_JSON_DEPTH)) throw new TooDeep();
+    if (jsonDeeperThan(bytes, MAX_JSON_DEPTH)) {
+      throw new TooDeep();
+    }
   },
 });
 
@@ -61,7 +71,9 @@ function readJsonBody(req: Request, res: Response): Promise<void> {
   }
   return new Promise((resolve, reject) => {
     parse(req, res, (error?: { type?: string }) => {
-      if (!error) return resolve();
+      if (!error) {
+        return resolve();
+      }
       if (error instanceof TooDeep) {
         return reject(
           new ApiError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
@@ -91,7 +103,9 @@ export class JsonBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
-    if (!hasBody(req)) return true;
+    if (!hasBody(req)) {
+      return true;
+    }
     return readJsonBody(req, http.getResponse<Response>()).then(() => true);
   }
 }

@@ -70,7 +70,10 @@ export class PinoNestLogger implements LoggerService {
     message: unknown,
     context?: string,
   ): void {
-    if (typeof message === 'object' && message !== null) this.logger[level]({ context, ...message });
-    else this.logger[level]({ context }, String(message));
+    if (typeof message === 'object' && message !== null) {
+      this.logger[level]({ context, ...message });
+    } else {
+      this.logger[level]({ context }, String(message));
+    }
   }
 }

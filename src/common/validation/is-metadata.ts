@@ -9,11 +9,13 @@ export const METADATA_LIMITS = { maxKeys: 50, maxKeyLength: 40, maxStringLength:
  */
 export function metadataProblem(value: unknown, property = 'metadata'): ValueProblem | null {
   const at = (path: string, message: string): ValueProblem => ({ path, message });
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return at('', `${property} must be an object`);
+  }
   const entries = Object.entries(value);
-  if (entries.length > METADATA_LIMITS.maxKeys)
+  if (entries.length > METADATA_LIMITS.maxKeys) {
     return at('', `${property} may hold at most ${METADATA_LIMITS.maxKeys} keys`);
+  }
   for (const [key, item] of entries) {
     if (key.length === 0 || key.length > METADATA_LIMITS.maxKeyLength) {
       return at(key, `${property} keys must be 1 to ${METADATA_LIMITS.maxKeyLength} characters`);

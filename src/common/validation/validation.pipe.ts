@@ -27,8 +27,12 @@ const TYPE_CONSTRAINTS = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 
 
 /** Which failed constraint speaks for a field: a wrong type first, then blank text, then a format, then a bound. */
 function rank(name: string): number {
-  if (TYPE_CONSTRAINTS.has(name)) return 0;
-  if (name === 'isNotBlank') return 1;
+  if (TYPE_CONSTRAINTS.has(name)) {
+    return 0;
+  }
+  if (name === 'isNotBlank') {
+    return 1;
+  }
   return name.startsWith('is') ? 2 : 3;
 }
 
@@ -51,11 +55,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** Dotted path of the first string holding U+0000, which Postgres cannot store, or null. */
 function nulPath(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value === 'string') {
+    return value.includes('\u0000') ? path : null;
+  }
   if (value && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
       const found = nulPath(inner, path ? `${path}.${key}` : key);
-      if (found !== null) return found;
+      if (found !== null) {
+        return found;
+      }
     }
   }
   return null;
@@ -63,10 +71,15 @@ function nulPath(value: unknown, path: string): string | null {
 
 function rejectNulCharacters(value: unknown, metadata: ArgumentMetadata): void {
   const field = nulPath(value, '');
-  if (field === null) return;
-  if (metadata.type === 'param') throw new ApiError('not_found', 'No record has this id.');
-  if (metadata.type === 'query')
+  if (field === null) {
+    return;
+  }
+  if (metadata.type === 'param') {
+    throw new ApiError('not_found', 'No record has this id.');
+  }
+  if (metadata.type === 'query') {
     throw new ApiError('invalid_query', 'Query values may not contain NUL characters.', field || null);
+  }
   throw new ApiError('validation_failed', 'Text may not contain NUL characters.', field || null);
 }
 
@@ -78,7 +91,9 @@ function rejectNulCharacters(value: unknown, metadata: ArgumentMetadata): void {
 export class ApiValidationPipe implements PipeTransform {
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     // A custom parameter (the caller's AuthContext) is the app's own value, not input.
-    if (metadata.type === 'custom') return value;
+    if (metadata.type === 'custom') {
+      return value;
+    }
     rejectNulCharacters(value, metadata);
     const metatype = metadata.metatype;
     if (!metatype || [String, Number, Boolean, Array, Object].includes(metatype as never)) {
@@ -92,7 +107,9 @@ export class ApiValidationPipe implements PipeTransform {
       exposeDefaultValues: true,
     });
     const errors = flatten(await validate(instance, { whitelist: true, forbidNonWhitelisted: true }));
-    if (errors.length === 0) return instance;
+    if (errors.length === 0) {
+      return instance;
+    }
 
     const unknown = errors.find((e) => 'whitelistValidation' in e.constraints);
     if (unknown) {
