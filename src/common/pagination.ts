@@ -4,10 +4,11 @@ import { IsDateString, IsInt, IsOptional, IsString, Max, MaxLength, Min } from '
 import { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { Page } from './envelope/envelope';
 import { ApiError } from './errors/api-error';
+import { ApiInteger } from './swagger/api-types';
 
 /** Query parameters every list accepts. List DTOs extend this class. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20, description: 'Page size.' })
+  @ApiInteger({ required: false, minimum: 1, maximum: 100, default: 20, description: 'Page size.' })
   @IsOptional()
   @Type(() => Number)
   @IsInt()

@@ -7,6 +7,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Typed, validated configuration. Built once at boot from the environment. */
 export interface AppConfig {
   port: number;
+  /** Where clients reach this API (behind a proxy, its public address): the OpenAPI document's `servers`. */
+  publicBaseUrl: string;
   databaseUrl: string | null;
   /** Connections in the pool; always 1 on the embedded database. */
   databasePoolMax: number;
@@ -147,6 +149,19 @@ function databaseUrl(env: Env): string | null {
   return value;
 }
 
+/** PUBLIC_BASE_URL: an http(s) origin, optionally with a path prefix; no trailing slash in the document. */
+function publicBaseUrl(env: Env): string {
+  const value = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? 'http://localhost:3000';
+  const parsed = new URL(value);
+  if (parsed.search || parsed.hash || parsed.username || parsed.password) {
+    throw new ConfigError(
+      'PUBLIC_BASE_URL',
+      `must be a plain base URL without query, fragment or credentials`,
+    );
+  }
+  return value.replace(/\/+$/, '');
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const bootstrapToken = env.API_BOOTSTRAP_TOKEN?.trim() || null;
   if (bootstrapToken !== null && bootstrapToken.length < 32) {
@@ -158,6 +173,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
+    publicBaseUrl: publicBaseUrl(env),
     databaseUrl: databaseUrl(env),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 500),
     databaseTimeouts: {

@@ -19,7 +19,7 @@ export class EventTypesController {
   })
   @ApiEnvelope(EventTypeDto, { list: true })
   @ApiErrors(...AUTH_ERRORS)
-  list(): EventTypeDto[] {
+  listEventTypes(): EventTypeDto[] {
     return EventTypeDto.all();
   }
 }

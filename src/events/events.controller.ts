@@ -19,7 +19,10 @@ export class EventsController {
   @ApiOperation({ summary: 'List the audit and automation event log, newest first' })
   @ApiEnvelope(EventResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(@Auth() auth: AuthContext, @Query() query: ListEventsQueryDto): Promise<Page<EventResponseDto>> {
+  async listEvents(
+    @Auth() auth: AuthContext,
+    @Query() query: ListEventsQueryDto,
+  ): Promise<Page<EventResponseDto>> {
     return (await this.events.list(auth.tenantId, query)).map(EventResponseDto.from);
   }
 
@@ -28,7 +31,7 @@ export class EventsController {
   @ApiOperation({ summary: 'Get one event' })
   @ApiEnvelope(EventResponseDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<EventResponseDto> {
+  async getEvent(@Auth() auth: AuthContext, @Param('id') id: string): Promise<EventResponseDto> {
     return EventResponseDto.from(await this.events.getById(auth.tenantId, id));
   }
 }

@@ -9,6 +9,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../common/swagger/api-envelope';
+import { ApiExampleBody } from '../common/swagger/api-types';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
 import { ChangeStatusDto } from './dto/change-status.dto';
 import { CreateSubscriberDto } from './dto/create-subscriber.dto';
@@ -40,7 +41,19 @@ export class SubscribersController {
     'duplicate_subscriber',
     'invalid_reference',
   )
-  async create(@Auth() auth: AuthContext, @Body() dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
+  @ApiExampleBody(CreateSubscriberDto, {
+    external_id: 'crm-000123',
+    full_name: 'Ada Lovelace',
+    email: 'ada@example.net',
+    phone: '+14155550123',
+    status: 'prospect',
+    address: { line1: '12 Fibre Lane', city: 'Springfield', state: 'IL', postal_code: '62701' },
+    metadata: { plan: 'fiber-500', referral: 'door-to-door' },
+  })
+  async createSubscriber(
+    @Auth() auth: AuthContext,
+    @Body() dto: CreateSubscriberDto,
+  ): Promise<CreatedSubscriberDto> {
     return this.subscribers.create(auth, dto);
   }
 
@@ -49,7 +62,7 @@ export class SubscribersController {
   @ApiOperation({ summary: 'List subscribers, newest first' })
   @ApiEnvelope(SubscriberDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(
+  async listSubscribers(
     @Auth() auth: AuthContext,
     @Query() query: ListSubscribersQueryDto,
   ): Promise<Page<SubscriberDto>> {
@@ -61,7 +74,7 @@ export class SubscribersController {
   @ApiOperation({ summary: 'Get a subscriber, contact fields included' })
   @ApiEnvelope(SubscriberDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SubscriberDto> {
+  async getSubscriber(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SubscriberDto> {
     return SubscriberDto.from(await this.subscribers.getById(auth.tenantId, id));
   }
 
@@ -81,7 +94,7 @@ export class SubscribersController {
     'invalid_reference',
     'invalid_state_transition',
   )
-  async update(
+  async updateSubscriber(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Body() dto: UpdateSubscriberDto,
@@ -100,7 +113,8 @@ export class SubscribersController {
   })
   @ApiEnvelope(SubscriberDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
-  async changeStatus(
+  @ApiExampleBody(ChangeStatusDto, { status: 'active', reason: 'Installation done' })
+  async changeSubscriberStatus(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Body() dto: ChangeStatusDto,

@@ -10,6 +10,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../common/swagger/api-envelope';
+import { ApiExampleBody } from '../common/swagger/api-types';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
 import { SkipIdempotency } from '../gateway';
 import {
@@ -35,7 +36,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'List webhook subscriptions' })
   @ApiEnvelope(WebhookDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<WebhookDto>> {
+  async listWebhooks(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<WebhookDto>> {
     return (await this.webhooks.list(auth.tenantId, query)).map(WebhookDto.from);
   }
 
@@ -52,7 +53,12 @@ export class WebhooksController {
   })
   @ApiEnvelope(WebhookWithSecretDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
-  create(@Auth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
+  @ApiExampleBody(CreateWebhookDto, {
+    url: 'https://example.com/hooks/isp',
+    events: ['subscriber.*', 'invoice.paid'],
+    description: 'CRM sync',
+  })
+  createWebhook(@Auth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
     return this.webhooks.create(auth, dto);
   }
 
@@ -61,7 +67,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Get a webhook subscription' })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
+  async getWebhook(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
     return WebhookDto.from(await this.webhooks.getById(auth.tenantId, id));
   }
 
@@ -70,7 +76,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Change url, events, description or enabled' })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
-  async update(
+  async updateWebhook(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Body() dto: UpdateWebhookDto,
@@ -83,7 +89,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Delete a subscription and its pending deliveries' })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async remove(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
+  async deleteWebhook(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
     return WebhookDto.from(await this.webhooks.remove(auth, id));
   }
 
@@ -94,7 +100,10 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Issue a new secret; for 24 h deliveries carry signatures of both' })
   @ApiEnvelope(WebhookWithSecretDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async rotateSecret(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookWithSecretDto> {
+  async rotateWebhookSecret(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+  ): Promise<WebhookWithSecretDto> {
     return WebhookWithSecretDto.from(await this.webhooks.rotateSecret(auth, id));
   }
 
@@ -104,7 +113,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Send a webhook.test event to this endpoint alone' })
   @ApiEnvelope(WebhookTestDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
-  async test(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookTestDto> {
+  async testWebhook(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookTestDto> {
     return this.webhooks.sendTest(auth, id);
   }
 
@@ -113,7 +122,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'The attempt log of a subscription, newest first' })
   @ApiEnvelope(WebhookAttemptDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
-  async deliveries(
+  async listWebhookAttempts(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Query() query: PageQueryDto,
@@ -136,7 +145,7 @@ export class WebhookDeliveriesController {
   })
   @ApiEnvelope(WebhookDeliveryDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
-  async list(
+  async listWebhookDeliveries(
     @Auth() auth: AuthContext,
     @Query() query: ListDeliveriesQueryDto,
   ): Promise<Page<WebhookDeliveryDto>> {
@@ -153,7 +162,7 @@ export class WebhookDeliveriesController {
   })
   @ApiEnvelope(RedeliveryDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
-  async redeliver(@Auth() auth: AuthContext, @Param('id') id: string): Promise<RedeliveryDto> {
+  async redeliverWebhookDelivery(@Auth() auth: AuthContext, @Param('id') id: string): Promise<RedeliveryDto> {
     return this.webhooks.redeliver(auth, id);
   }
 }

@@ -9,6 +9,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../../common/swagger/api-envelope';
+import { ApiExampleBody } from '../../common/swagger/api-types';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
 import { InvoiceDto } from './dto/invoice-response.dto';
@@ -26,7 +27,13 @@ export class InvoicesController {
   @ApiOperation({ summary: 'Create an invoice (open, or draft when asked)' })
   @ApiEnvelope(InvoiceDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'invalid_reference')
-  async create(@Auth() auth: AuthContext, @Body() dto: CreateInvoiceDto): Promise<InvoiceDto> {
+  @ApiExampleBody(CreateInvoiceDto, {
+    subscriber_id: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    currency: 'USD',
+    due_date: '2026-12-15',
+    lines: [{ description: 'Fiber 500 — November', quantity: 1, unit_amount: 4999 }],
+  })
+  async createInvoice(@Auth() auth: AuthContext, @Body() dto: CreateInvoiceDto): Promise<InvoiceDto> {
     return this.invoices.create(auth, dto);
   }
 
@@ -35,7 +42,10 @@ export class InvoicesController {
   @ApiOperation({ summary: 'List invoices, newest first' })
   @ApiEnvelope(InvoiceDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(@Auth() auth: AuthContext, @Query() query: ListInvoicesQueryDto): Promise<Page<InvoiceDto>> {
+  async listInvoices(
+    @Auth() auth: AuthContext,
+    @Query() query: ListInvoicesQueryDto,
+  ): Promise<Page<InvoiceDto>> {
     return (await this.invoices.list(auth.tenantId, query)).map((invoice) => InvoiceDto.from(invoice));
   }
 
@@ -44,7 +54,7 @@ export class InvoicesController {
   @ApiOperation({ summary: 'Get an invoice with its allocations' })
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
+  async getInvoice(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
     const { invoice, allocations } = await this.invoices.getById(auth.tenantId, id);
     return InvoiceDto.from(invoice, allocations);
   }
@@ -55,7 +65,7 @@ export class InvoicesController {
   @ApiOperation({ summary: 'Open a draft invoice: it becomes payable and enters the ledger' })
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
-  async finalize(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
+  async finalizeInvoice(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
     return this.invoices.finalize(auth, id);
   }
 
@@ -65,7 +75,7 @@ export class InvoicesController {
   @ApiOperation({ summary: 'Void a draft or open invoice that has no allocations' })
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
-  async void(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
+  async voidInvoice(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
     return this.invoices.void(auth, id);
   }
 }

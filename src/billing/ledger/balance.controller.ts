@@ -23,7 +23,10 @@ export class BalanceController {
   @ApiOperation({ summary: "A subscriber's balance per currency" })
   @ApiEnvelope(SubscriberBalanceDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async balance(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SubscriberBalanceDto> {
+  async getSubscriberBalance(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+  ): Promise<SubscriberBalanceDto> {
     await this.subscribers.getById(auth.tenantId, id);
     return { subscriber_id: id, balances: await this.ledger.balances(auth.tenantId, id) };
   }
@@ -33,7 +36,7 @@ export class BalanceController {
   @ApiOperation({ summary: "A subscriber's ledger, newest entry first, with the running balance" })
   @ApiEnvelope(LedgerEntryDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
-  async entries(
+  async listSubscriberLedgerEntries(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Query() query: PageQueryDto,

@@ -10,6 +10,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../../common/swagger/api-envelope';
+import { ApiExampleBody } from '../../common/swagger/api-types';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { BillingProfilesService } from './billing-profiles.service';
 import {
@@ -30,7 +31,17 @@ export class BillingProfilesController {
   @ApiOperation({ summary: 'Create a billing profile' })
   @ApiEnvelope(BillingProfileDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
-  async create(@Auth() auth: AuthContext, @Body() dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
+  @ApiExampleBody(CreateBillingProfileDto, {
+    name: 'Residential monthly',
+    currency: 'USD',
+    billing_day: 1,
+    payment_terms_days: 14,
+    auto_suspend_after_days: 30,
+  })
+  async createBillingProfile(
+    @Auth() auth: AuthContext,
+    @Body() dto: CreateBillingProfileDto,
+  ): Promise<BillingProfileDto> {
     return this.profiles.create(auth, dto);
   }
 
@@ -39,7 +50,10 @@ export class BillingProfilesController {
   @ApiOperation({ summary: 'List billing profiles' })
   @ApiEnvelope(BillingProfileDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<BillingProfileDto>> {
+  async listBillingProfiles(
+    @Auth() auth: AuthContext,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<BillingProfileDto>> {
     return (await this.profiles.list(auth.tenantId, query)).map(BillingProfileDto.from);
   }
 
@@ -48,7 +62,7 @@ export class BillingProfilesController {
   @ApiOperation({ summary: 'Get a billing profile' })
   @ApiEnvelope(BillingProfileDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<BillingProfileDto> {
+  async getBillingProfile(@Auth() auth: AuthContext, @Param('id') id: string): Promise<BillingProfileDto> {
     return BillingProfileDto.from(await this.profiles.getById(auth.tenantId, id));
   }
 
@@ -57,7 +71,7 @@ export class BillingProfilesController {
   @ApiOperation({ summary: 'Change a billing profile' })
   @ApiEnvelope(BillingProfileDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
-  async update(
+  async updateBillingProfile(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Body() dto: UpdateBillingProfileDto,

@@ -9,6 +9,7 @@ import {
   BODY_ERRORS,
   IDEMPOTENCY_ERRORS,
 } from '../../common/swagger/api-envelope';
+import { ApiExampleBody } from '../../common/swagger/api-types';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { AllocatePaymentUseCase } from './allocate-payment.usecase';
 import { AllocateDto, CreateTransactionDto, ListTransactionsQueryDto } from './dto/transaction.dto';
@@ -29,7 +30,7 @@ export class TransactionsController {
   @ApiOperation({ summary: 'List transactions (payments, credits, debits, refunds), newest first' })
   @ApiEnvelope(TransactionDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(
+  async listTransactions(
     @Auth() auth: AuthContext,
     @Query() query: ListTransactionsQueryDto,
   ): Promise<Page<TransactionDto>> {
@@ -56,7 +57,20 @@ export class TransactionsController {
     'currency_mismatch',
     'refund_exceeds_refundable',
   )
-  async create(@Auth() auth: AuthContext, @Body() dto: CreateTransactionDto): Promise<TransactionDto> {
+  @ApiExampleBody(CreateTransactionDto, {
+    subscriber_id: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    kind: 'payment',
+    source: 'external',
+    amount: 4999,
+    currency: 'USD',
+    external_id: 'stripe:ch_3NfA1',
+    method: 'card',
+    metadata: { gateway: 'stripe' },
+  })
+  async createTransaction(
+    @Auth() auth: AuthContext,
+    @Body() dto: CreateTransactionDto,
+  ): Promise<TransactionDto> {
     return this.transactions.create(auth, dto);
   }
 
@@ -65,7 +79,10 @@ export class TransactionsController {
   @ApiOperation({ summary: 'Get a transaction with its allocations' })
   @ApiEnvelope(TransactionDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async get(@Auth() auth: AuthContext, @Param('transaction_id') id: string): Promise<TransactionDto> {
+  async getTransaction(
+    @Auth() auth: AuthContext,
+    @Param('transaction_id') id: string,
+  ): Promise<TransactionDto> {
     const { transaction, allocations } = await this.transactions.getById(auth.tenantId, id);
     return TransactionDto.from(transaction, allocations);
   }
@@ -91,7 +108,8 @@ export class TransactionsController {
     'allocation_exceeds_amount_due',
     'currency_mismatch',
   )
-  async allocate(
+  @ApiExampleBody(AllocateDto, { strategy: 'oldest_first' })
+  async allocateTransaction(
     @Auth() auth: AuthContext,
     @Param('transaction_id') id: string,
     @Body() dto: AllocateDto,

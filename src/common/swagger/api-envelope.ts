@@ -1,15 +1,10 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import {
-  ApiExtraModels,
-  ApiProperty,
-  ApiPropertyOptional,
-  ApiResponse,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ERROR_CATALOG, ErrorCode } from '../errors/error-catalog';
+import { ApiInteger } from './api-types';
 
 export class PaginationDto {
-  @ApiProperty({ example: 20 })
+  @ApiInteger({ example: 20, minimum: 1, maximum: 100 })
   limit: number;
 
   @ApiProperty({ example: true })
@@ -29,9 +24,12 @@ export class MetaDto {
 
   @ApiProperty({ example: 'v1' })
   api_version: string;
+}
 
-  @ApiPropertyOptional({ type: PaginationDto, description: 'Present on lists.' })
-  pagination?: PaginationDto;
+/** The meta of a list: the page it is. Only lists carry `pagination`. */
+export class ListMetaDto extends MetaDto {
+  @ApiProperty({ type: PaginationDto })
+  pagination: PaginationDto;
 }
 
 export class ErrorBodyDto {
@@ -51,8 +49,8 @@ export class ErrorBodyDto {
 }
 
 export class ErrorEnvelopeDto {
-  @ApiProperty({ example: false })
-  success: boolean;
+  @ApiProperty({ type: 'boolean', enum: [false], example: false })
+  success: false;
 
   @ApiProperty({ type: ErrorBodyDto })
   error: ErrorBodyDto;
@@ -69,8 +67,9 @@ export function ApiEnvelope(
   const data = options.list
     ? { type: 'array', items: { $ref: getSchemaPath(model) } }
     : { $ref: getSchemaPath(model) };
+  const meta = options.list ? ListMetaDto : MetaDto;
   return applyDecorators(
-    ApiExtraModels(model, MetaDto, PaginationDto),
+    ApiExtraModels(model, meta, PaginationDto),
     ApiResponse({
       status: options.status ?? 200,
       description: options.description ?? 'Success',
@@ -78,9 +77,9 @@ export function ApiEnvelope(
         type: 'object',
         required: ['success', 'data', 'meta'],
         properties: {
-          success: { type: 'boolean', example: true },
+          success: { type: 'boolean', enum: [true], example: true },
           data,
-          meta: { $ref: getSchemaPath(MetaDto) },
+          meta: { $ref: getSchemaPath(meta) },
         },
       },
     }),

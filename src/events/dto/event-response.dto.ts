@@ -20,10 +20,20 @@ export class EventResponseDto {
   subject_id: string | null;
 
   @ApiProperty({
+    type: 'object',
     description: '`object` is the record after the change; other keys describe the change.',
     example: { object: { id: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', status: 'active' } },
+    required: ['object'],
+    properties: {
+      object: {
+        type: 'object',
+        additionalProperties: true,
+        description: 'The record as its own endpoint returns it (a subscriber, an invoice, …).',
+      },
+    },
+    additionalProperties: true,
   })
-  data: Record<string, unknown>;
+  data: { object: object; [key: string]: unknown };
 
   @ApiProperty({ nullable: true, type: String, example: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   request_id: string | null;

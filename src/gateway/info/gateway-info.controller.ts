@@ -21,7 +21,7 @@ export class GatewayInfoController {
   @ApiOperation({ summary: 'Version, authentication scheme and rate limits, before the first real call' })
   @ApiEnvelope(GatewayInfoDto)
   @ApiErrors()
-  info(): GatewayInfoDto {
+  getApiInfo(): GatewayInfoDto {
     const { rateLimit, abuse } = this.config;
     return {
       name: 'ISP Subscriber, Billing and Automation API',
@@ -63,7 +63,7 @@ export class GatewayInfoController {
   @ApiOperation({ summary: 'The calling token: its id, scopes and the tenant this request acts for' })
   @ApiEnvelope(MeDto)
   @ApiErrors(...AUTH_ERRORS)
-  async me(@Auth() auth: AuthContext): Promise<MeDto> {
+  async getCurrentToken(@Auth() auth: AuthContext): Promise<MeDto> {
     const tenant = await this.tenants.findByIdOrSlug(auth.tenantId);
     return {
       token_id: auth.tokenId,

@@ -1,17 +1,39 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiInteger } from '../../common/swagger/api-types';
+
+class AbuseThresholdDto {
+  @ApiInteger({ example: 20, minimum: 1 }) failed_authentications: number;
+  @ApiInteger({ example: 300, minimum: 1 }) window_seconds: number;
+  @ApiInteger({ example: 900, minimum: 1 }) block_seconds: number;
+}
+
+class GatewayLinksDto {
+  @ApiProperty({ example: '/docs' }) docs: string;
+  @ApiProperty({ example: '/docs/openapi.json' }) openapi: string;
+  @ApiProperty({ example: '/health/ready' }) health: string;
+  @ApiProperty({ example: '/api/v1/events' }) events: string;
+}
 
 class RateLimitPolicyDto {
-  @ApiProperty({ example: 600 }) requests: number;
-  @ApiProperty({ example: 60 }) window_seconds: number;
+  @ApiInteger({ example: 600, minimum: 1 }) requests: number;
+  @ApiInteger({ example: 60, minimum: 1 }) window_seconds: number;
   @ApiProperty({
     example: 'token',
     description: 'Budgets are per token; per IP address before authentication.',
   })
   per: string;
-  @ApiProperty({ example: ['RateLimit-Policy', 'RateLimit', 'X-RateLimit-Limit', 'Retry-After'] })
+  @ApiProperty({
+    example: [
+      'RateLimit-Policy',
+      'RateLimit',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'Retry-After',
+    ],
+  })
   headers: string[];
-  @ApiProperty({ example: { failed_authentications: 20, window_seconds: 300, block_seconds: 900 } })
-  abuse_threshold: { failed_authentications: number; window_seconds: number; block_seconds: number };
+  @ApiProperty({ type: AbuseThresholdDto }) abuse_threshold: AbuseThresholdDto;
 }
 
 class AuthenticationInfoDto {
@@ -25,8 +47,7 @@ export class GatewayInfoDto {
   @ApiProperty({ example: 'v1' }) api_version: string;
   @ApiProperty({ type: AuthenticationInfoDto }) authentication: AuthenticationInfoDto;
   @ApiProperty({ type: RateLimitPolicyDto }) rate_limit: RateLimitPolicyDto;
-  @ApiProperty({ example: { docs: '/docs', openapi: '/docs/openapi.json', health: '/health/ready' } })
-  links: Record<string, string>;
+  @ApiProperty({ type: GatewayLinksDto }) links: GatewayLinksDto;
 }
 
 export class MeDto {

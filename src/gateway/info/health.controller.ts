@@ -5,10 +5,11 @@ import { databaseUnavailableError } from '../../common/errors/postgres-errors';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope';
 import { Public } from '../../common/auth/auth.decorators';
 import { DatabaseHealth } from '../../database/database-health';
+import { ApiStringMap } from '../../common/swagger/api-types';
 
 class HealthDto {
   @ApiProperty({ example: 'ok' }) status: string;
-  @ApiProperty({ example: { database: 'ok' }, required: false }) checks?: Record<string, string>;
+  @ApiStringMap({ example: { database: 'ok' }, required: false }) checks?: Record<string, string>;
 }
 
 /** Probes for load balancers and orchestrators: public and outside the rate limit. */
@@ -22,7 +23,7 @@ export class HealthController {
   @Get('live')
   @ApiOperation({ summary: 'The process is up' })
   @ApiEnvelope(HealthDto)
-  live(): HealthDto {
+  getLiveness(): HealthDto {
     return { status: 'ok' };
   }
 
@@ -30,7 +31,7 @@ export class HealthController {
   @ApiOperation({ summary: 'The process can serve: the database answers' })
   @ApiEnvelope(HealthDto)
   @ApiErrors('service_unavailable')
-  async ready(): Promise<HealthDto> {
+  async getReadiness(): Promise<HealthDto> {
     try {
       await this.database.ping();
     } catch {

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Page } from '../../common/envelope/envelope';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
+import { ApiExampleBody } from '../../common/swagger/api-types';
 import type { AuthContext } from '../../common/request-context';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { CreateTenantDto, TenantResponseDto } from './dto/tenant.dto';
@@ -27,7 +28,8 @@ export class TenantsController {
     'validation_failed',
     'duplicate_tenant',
   )
-  create(@Auth() auth: AuthContext, @Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
+  @ApiExampleBody(CreateTenantDto, { slug: 'acme-fiber', name: 'Acme Fiber Ltd' })
+  createTenant(@Auth() auth: AuthContext, @Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
     return this.tenants.create(auth, dto.slug, dto.name);
   }
 
@@ -36,7 +38,7 @@ export class TenantsController {
   @ApiOperation({ summary: 'List tenants (platform:admin)' })
   @ApiEnvelope(TenantResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(@Query() query: PageQueryDto): Promise<Page<TenantResponseDto>> {
+  async listTenants(@Query() query: PageQueryDto): Promise<Page<TenantResponseDto>> {
     return (await this.tenants.list(query)).map(TenantResponseDto.from);
   }
 }

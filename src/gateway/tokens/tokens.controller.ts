@@ -4,6 +4,7 @@ import { Page } from '../../common/envelope/envelope';
 import { PageQueryDto } from '../../common/pagination';
 import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
+import { ApiExampleBody } from '../../common/swagger/api-types';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
 import { SkipIdempotency } from '../idempotency/idempotency.interceptor';
 import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
@@ -34,7 +35,12 @@ export class TokensController {
     'validation_failed',
     'invalid_reference',
   )
-  async create(@Auth() auth: AuthContext, @Body() dto: CreateTokenDto): Promise<IssuedTokenResponseDto> {
+  @ApiExampleBody(CreateTokenDto, {
+    tenant: 'acme-fiber',
+    name: 'billing sync',
+    scopes: ['subscribers:*', 'billing:*'],
+  })
+  async createToken(@Auth() auth: AuthContext, @Body() dto: CreateTokenDto): Promise<IssuedTokenResponseDto> {
     return this.tokens.issueAs(auth, dto);
   }
 
@@ -43,7 +49,7 @@ export class TokensController {
   @ApiOperation({ summary: 'List the tokens of the tenant the request acts for (admin)' })
   @ApiEnvelope(TokenResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async list(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<TokenResponseDto>> {
+  async listTokens(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<TokenResponseDto>> {
     return (await this.tokens.list(auth.tenantId, query)).map(TokenResponseDto.from);
   }
 
@@ -55,7 +61,7 @@ export class TokensController {
   })
   @ApiEnvelope(TokenResponseDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
-  async revoke(@Auth() auth: AuthContext, @Param('id') id: string): Promise<TokenResponseDto> {
+  async revokeToken(@Auth() auth: AuthContext, @Param('id') id: string): Promise<TokenResponseDto> {
     return TokenResponseDto.from(await this.tokens.revoke(auth, auth.tenantId, id, auth.scopes));
   }
 }

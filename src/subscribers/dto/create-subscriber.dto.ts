@@ -5,6 +5,7 @@ import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
 import { CREATABLE_STATUSES, SubscriberStatus } from '../subscriber-status';
 import { AddressDto, E164 } from './subscriber-fields';
+import { ApiMetadata } from '../../common/swagger/api-types';
 
 export class CreateSubscriberDto {
   @ApiPropertyOptional({
@@ -55,10 +56,7 @@ export class CreateSubscriberDto {
   @Type(() => AddressDto)
   address?: AddressDto;
 
-  @ApiPropertyOptional({
-    example: { plan: 'fiber-500', referral: 'door-to-door' },
-    description: 'Flat key/value pairs: at most 50 keys of up to 40 characters; string values up to 500.',
-  })
+  @ApiMetadata({ example: { plan: 'fiber-500', referral: 'door-to-door' }, required: false })
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null>;

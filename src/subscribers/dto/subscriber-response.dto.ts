@@ -3,6 +3,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
 import type { PostalAddress, Subscriber } from '../subscriber.entity';
 import { AddressDto } from './subscriber-fields';
+import { ApiMetadata } from '../../common/swagger/api-types';
 
 /** The create answer: exactly the fields SPEC 2.1 returns (contact, address and metadata are omitted). */
 export class CreatedSubscriberDto {
@@ -50,7 +51,7 @@ export class SubscriberDto extends CreatedSubscriberDto {
   @ApiProperty({ type: AddressDto, nullable: true })
   address: PostalAddress | null;
 
-  @ApiProperty({ example: { plan: 'fiber-500' } })
+  @ApiMetadata({ example: { plan: 'fiber-500' } })
   metadata: Metadata;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })

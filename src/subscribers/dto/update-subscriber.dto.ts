@@ -12,6 +12,7 @@ import {
 import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
 import { AddressDto, E164 } from './subscriber-fields';
+import { ApiMetadata } from '../../common/swagger/api-types';
 
 /** PATCH: only the fields sent change; null clears an optional field; metadata merges (a null value deletes a key). */
 export class UpdateSubscriberDto {
@@ -45,7 +46,12 @@ export class UpdateSubscriberDto {
   @Type(() => AddressDto)
   address?: AddressDto | null;
 
-  @ApiPropertyOptional({ example: { plan: 'fiber-1000', referral: null } })
+  @ApiMetadata({
+    example: { plan: 'fiber-1000', referral: null },
+    required: false,
+    nullable: true,
+    description: 'Merges into the stored metadata; a null value deletes its key.',
+  })
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null> | null;

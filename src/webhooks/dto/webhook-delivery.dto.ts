@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { DeliveryStatus, WebhookDelivery } from '../webhook.entity';
+import { ApiInteger } from '../../common/swagger/api-types';
 
 const DELIVERY_STATUSES = Object.values(DeliveryStatus);
 
@@ -34,7 +35,7 @@ export class WebhookDeliveryDto {
       'subscription was disabled before it went out (re-enabling does not resume it; redeliver sends it again).',
   })
   status: string;
-  @ApiProperty({ example: 1 }) attempts: number;
+  @ApiInteger({ example: 1, minimum: 0 }) attempts: number;
   @ApiProperty({
     nullable: true,
     type: String,

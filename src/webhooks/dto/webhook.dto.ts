@@ -13,9 +13,10 @@ import {
 import { Trim } from '../../common/validation/text';
 import { Webhook, WebhookAttempt } from '../webhook.entity';
 import { IsEventPatterns } from './event-patterns';
+import { ApiInteger } from '../../common/swagger/api-types';
 
 export class CreateWebhookDto {
-  @ApiProperty({ example: 'https://crm.example.net/hooks/isp' })
+  @ApiProperty({ example: 'https://example.com/hooks/isp' })
   @Trim()
   @IsString()
   @MaxLength(2048)
@@ -138,9 +139,9 @@ export class WebhookAttemptDto {
   @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) delivery_id: string;
   @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
   @ApiProperty({ example: 'subscriber.created' }) event_type: string;
-  @ApiProperty({ example: 1 }) attempt: number;
-  @ApiProperty({ example: 500, nullable: true, type: Number }) status_code: number | null;
-  @ApiProperty({ example: 42 }) duration_ms: number;
+  @ApiInteger({ example: 1, minimum: 1 }) attempt: number;
+  @ApiInteger({ example: 500, nullable: true }) status_code: number | null;
+  @ApiInteger({ example: 42, minimum: 0 }) duration_ms: number;
   @ApiProperty({ nullable: true, type: String, example: null }) error: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'First KiB of the answer.' }) response_body:
     string | null;

@@ -2,24 +2,25 @@ import { ApiProperty } from '@nestjs/swagger';
 import { AllocationDto } from '../../transactions/dto/allocation.dto';
 import { Allocation } from '../../transactions/transaction.entity';
 import { INVOICE_STATUSES, Invoice, PAYABLE_STATUSES } from '../invoice.entity';
+import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 
 export class InvoiceLineDto {
   @ApiProperty({ example: 'Fiber 500 — November' }) description: string;
-  @ApiProperty({ example: 1 }) quantity: number;
-  @ApiProperty({ example: 4999 }) unit_amount: number;
-  @ApiProperty({ example: 4999, description: 'quantity × unit_amount' }) amount: number;
+  @ApiInteger({ example: 1 }) quantity: number;
+  @ApiMoney({ example: 4999 }) unit_amount: number;
+  @ApiMoney({ example: 4999, description: 'quantity × unit_amount' }) amount: number;
 }
 
 export class InvoiceDto {
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: 42, description: 'Sequential per tenant.' }) number: number;
+  @ApiInteger({ example: 42, minimum: 1, description: 'Sequential per tenant.' }) number: number;
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiProperty({ enum: INVOICE_STATUSES }) status: string;
   @ApiProperty({ type: [InvoiceLineDto] }) lines: InvoiceLineDto[];
-  @ApiProperty({ example: 4999 }) total: number;
-  @ApiProperty({ example: 2500 }) amount_paid: number;
-  @ApiProperty({ example: 2499 }) amount_due: number;
+  @ApiMoney({ example: 4999 }) total: number;
+  @ApiMoney({ example: 2500 }) amount_paid: number;
+  @ApiMoney({ example: 2499 }) amount_due: number;
   @ApiProperty({ example: '2026-12-15' }) due_date: string;
   @ApiProperty({ example: false, description: 'Open or partially paid, and past its due date.' })
   overdue: boolean;

@@ -20,19 +20,20 @@ import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsDateOnly } from '../../../common/validation/is-date-only';
 import { IsFreeText, IsTrimmedText, Trim } from '../../../common/validation/text';
 import { INVOICE_STATUSES, InvoiceStatus } from '../invoice.entity';
+import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 
 export class InvoiceLineInputDto {
   @ApiProperty({ example: 'Fiber 500 — November' })
   @IsFreeText(500, { required: true })
   description: string;
 
-  @ApiProperty({ example: 1, minimum: 1, maximum: 1_000_000 })
+  @ApiInteger({ example: 1, minimum: 1, maximum: 1_000_000 })
   @IsInt()
   @Min(1)
   @Max(1_000_000)
   quantity: number;
 
-  @ApiProperty({ example: 4999, description: 'Integer minor units (4999 = 49.99).', minimum: 0 })
+  @ApiMoney({ example: 4999, description: 'Integer minor units (4999 = 49.99).', minimum: 0 })
   @IsInt()
   @Min(0)
   @Max(MAX_AMOUNT)

@@ -1,16 +1,18 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { LedgerEntry, LedgerEntryType } from '../ledger-entry.entity';
+import { ApiMoney } from '../../../common/swagger/api-types';
 
 export class CurrencyBalanceDto {
   @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiProperty({
+  @ApiMoney({
+    signed: true,
     example: 2499,
     description: 'What the subscriber owes; negative is credit in their favour.',
   })
   balance: number;
-  @ApiProperty({ example: 2499, description: 'Sum of amount_due over open and partially paid invoices.' })
+  @ApiMoney({ example: 2499, description: 'Sum of amount_due over open and partially paid invoices.' })
   open_invoices_due: number;
-  @ApiProperty({ example: 0, description: 'Payments and credits not yet allocated or refunded.' })
+  @ApiMoney({ example: 0, description: 'Payments and credits not yet allocated or refunded.' })
   unallocated_credit: number;
 }
 
@@ -23,9 +25,9 @@ export class LedgerEntryDto {
   @ApiProperty({ example: 'led_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ enum: Object.values(LedgerEntryType) }) type: string;
   @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiProperty({ example: 4999, description: 'Signed: positive raises what the subscriber owes.' })
+  @ApiMoney({ signed: true, example: 4999, description: 'Signed: positive raises what the subscriber owes.' })
   amount: number;
-  @ApiProperty({ example: 4999 }) balance_after: number;
+  @ApiMoney({ signed: true, example: 4999 }) balance_after: number;
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) source_id: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
 

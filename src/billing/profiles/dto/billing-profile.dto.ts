@@ -1,8 +1,9 @@
-import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { ApiProperty, PartialType } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsTrimmedText } from '../../../common/validation/text';
 import { BillingProfile } from '../billing-profile.entity';
+import { ApiInteger } from '../../../common/swagger/api-types';
 
 export class CreateBillingProfileDto {
   @ApiProperty({ example: 'Residential monthly' })
@@ -13,25 +14,25 @@ export class CreateBillingProfileDto {
   @IsCurrency()
   currency: string;
 
-  @ApiProperty({ example: 1, minimum: 1, maximum: 28 })
+  @ApiInteger({ example: 1, minimum: 1, maximum: 28 })
   @IsInt()
   @Min(1)
   @Max(28)
   billing_day: number;
 
-  @ApiPropertyOptional({ example: 14, minimum: 0, maximum: 365, default: 14 })
+  @ApiInteger({ example: 14, minimum: 0, maximum: 365, default: 14, required: false })
   @IsOptional()
   @IsInt()
   @Min(0)
   @Max(365)
   payment_terms_days?: number;
 
-  @ApiPropertyOptional({
+  @ApiInteger({
+    required: false,
     example: 30,
     minimum: 1,
     maximum: 365,
     nullable: true,
-    type: Number,
     description: 'Suspend for non-payment this many days after the due date; null: never.',
   })
   @IsOptional()
@@ -48,9 +49,9 @@ export class BillingProfileDto {
   @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'Residential monthly' }) name: string;
   @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiProperty({ example: 1 }) billing_day: number;
-  @ApiProperty({ example: 14 }) payment_terms_days: number;
-  @ApiProperty({ example: 30, nullable: true, type: Number }) auto_suspend_after_days: number | null;
+  @ApiInteger({ example: 1 }) billing_day: number;
+  @ApiInteger({ example: 14 }) payment_terms_days: number;
+  @ApiInteger({ example: 30, nullable: true }) auto_suspend_after_days: number | null;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
 

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Allocation } from '../transaction.entity';
+import { ApiMoney } from '../../../common/swagger/api-types';
 
 /** A payment or credit applied to an invoice or the balance, as invoices and transactions both show it. */
 export class AllocationDto {
@@ -8,7 +9,7 @@ export class AllocationDto {
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String }) invoice_id:
     string | null;
   @ApiProperty({ enum: ['invoice', 'balance'] }) target: 'invoice' | 'balance';
-  @ApiProperty({ example: 2500 }) amount: number;
+  @ApiMoney({ example: 2500 }) amount: number;
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
 

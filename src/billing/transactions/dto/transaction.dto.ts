@@ -26,6 +26,7 @@ import {
   TransactionKind,
   TransactionSource,
 } from '../transaction.entity';
+import { ApiMetadata, ApiMoney } from '../../../common/swagger/api-types';
 
 export class CreateTransactionDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
@@ -44,7 +45,7 @@ export class CreateTransactionDto {
   @IsIn(TRANSACTION_SOURCES, { message: `source must be one of ${TRANSACTION_SOURCES.join(', ')}` })
   source: TransactionSource;
 
-  @ApiProperty({ example: 4999, description: 'Positive integer minor units.', minimum: 1 })
+  @ApiMoney({ example: 4999, description: 'Positive integer minor units.', minimum: 1 })
   @IsInt()
   @Min(1)
   @Max(MAX_AMOUNT)
@@ -93,7 +94,7 @@ export class CreateTransactionDto {
   @IsTrimmedText(64)
   refund_of?: string;
 
-  @ApiPropertyOptional({ example: { gateway: 'stripe' } })
+  @ApiMetadata({ example: { gateway: 'stripe' }, required: false })
   @IsOptional()
   @IsMetadata()
   metadata?: Metadata;
@@ -104,7 +105,7 @@ export class AllocationItemDto {
   @IsTrimmedText(64)
   invoice_id: string;
 
-  @ApiProperty({ example: 2500, minimum: 1 })
+  @ApiMoney({ example: 2500, minimum: 1 })
   @IsInt()
   @Min(1)
   @Max(MAX_AMOUNT)
@@ -130,7 +131,7 @@ export class AllocateDto {
   @IsIn(['balance'], { message: 'target must be balance' })
   target?: 'balance';
 
-  @ApiPropertyOptional({ example: 1000, minimum: 1 })
+  @ApiMoney({ example: 1000, minimum: 1, required: false })
   @IsOptional()
   @IsInt()
   @Min(1)

@@ -26,7 +26,8 @@ export class CreateTokenDto {
     description:
       '`<domain>:*` grants read and write of the domain; `admin` manages its own tenant and implies every data ' +
       'scope there; `platform:admin` manages tenants, may act for any tenant, and implies `admin`. Only scopes the ' +
-      'calling token holds may be granted (403 `insufficient_scope`).',
+      'calling token holds may be granted (403 `insufficient_scope`). `tickets:*` and `provisioning:*` are reserved ' +
+      'for domains not served yet: no endpoint requires them today.',
   })
   @IsArray()
   @ArrayMinSize(1)
