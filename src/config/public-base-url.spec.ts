@@ -1,0 +1,20 @@
+import { ConfigError, loadConfig } from './app-config';
+
+describe('PUBLIC_BASE_URL', () => {
+  it('should default to the local server and drop a trailing slash', () => {
+    expect(loadConfig({}).publicBaseUrl).toBe('http://localhost:3000');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.isp.example/v/' }).publicBaseUrl).toBe(
+      'https://api.isp.example/v',
+    );
+  });
+
+  it.each([
+    'ftp://api.isp.example',
+    'not a url',
+    'https://api.isp.example/?x=1',
+    'https://u:p@api.isp.example',
+  ])('should stop on %s with a message naming the variable', (value) => {
+    expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow('PUBLIC_BASE_URL');
+  });
+});
