@@ -246,10 +246,10 @@ describe('openapi.json', () => {
     expect(invalid).toEqual([]);
   });
 
-  it('should give every POST with a body a request example, and none names a billing profile', () => {
-    for (const { name, method, operation } of operations) {
+  it('should give every POST and PATCH with a body a request example, and none names a billing profile', () => {
+    for (const { name, operation } of operations) {
       const body = operation.requestBody?.content['application/json'];
-      if (method === 'post' && body) {
+      if (body) {
         expect({ name, examples: Object.keys(body.examples ?? {}) }).toEqual({ name, examples: ['default'] });
       }
     }

@@ -4,8 +4,8 @@ import request from 'supertest';
 import { startTestApp, uniqueSlug, type TestApp } from './support/test-app';
 
 /**
- * Swagger's Try-it-out, replayed: every POST of the committed openapi.json, in the order an integrator calls them,
- * sent with its documented request example and answered with its documented 2xx. Only what a fresh server cannot
+ * Swagger's Try-it-out, replayed: every POST and PATCH of the committed openapi.json, in the order an integrator calls
+ * them, sent with its documented request example and answered with its documented 2xx. Only what a fresh server cannot
  * know in advance is substituted: ids of records created by earlier steps (path parameters, subscriber_id, the
  * token's tenant) and the tenant slug (the test database is shared by the suites, so `acme-fiber` may be taken).
  * Everything after the tenant runs inside it, so the examples' external_id and email are fresh there.
@@ -22,8 +22,10 @@ const document = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 
   paths: Record<string, Record<string, Operation>>;
 };
 
-const posts = Object.entries(document.paths).flatMap(([path, item]) =>
-  item.post ? [{ path, operation: item.post }] : [],
+const writes = Object.entries(document.paths).flatMap(([path, item]) =>
+  (['post', 'patch'] as const).flatMap((method) =>
+    item[method] ? [{ path, method, operation: item[method] }] : [],
+  ),
 );
 
 type Ids = Record<string, string>;
@@ -44,7 +46,7 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
   let t: TestApp;
   const ids: Ids = {};
 
-  const call = (method: 'post', url: string) => {
+  const call = (method: 'post' | 'patch', url: string) => {
     const req = request(t.http)[method](url).set('Authorization', `Bearer ${t.adminToken}`);
     return ids.tenant ? req.set('X-Tenant-ID', ids.tenant) : req;
   };
@@ -72,8 +74,10 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
       },
     },
     { operationId: 'createToken', body: (all) => ({ tenant: all.slug }) },
-    { operationId: 'createBillingProfile' },
+    { operationId: 'createBillingProfile', keep: (data, all) => (all.profile = data.id as string) },
+    { operationId: 'updateBillingProfile', params: (all) => ({ id: all.profile }) },
     { operationId: 'createSubscriber', keep: (data, all) => (all.subscriber = data.id as string) },
+    { operationId: 'updateSubscriber', params: (all) => ({ id: all.subscriber }) },
     { operationId: 'changeSubscriberStatus', params: (all) => ({ id: all.subscriber }) },
     {
       operationId: 'createInvoice',
@@ -93,6 +97,7 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     },
     { operationId: 'voidInvoice', before: () => draftInvoice('open'), params: (all) => ({ id: all.open }) },
     { operationId: 'createWebhook', keep: (data, all) => (all.webhook = data.id as string) },
+    { operationId: 'updateWebhook', params: (all) => ({ id: all.webhook }) },
     { operationId: 'rotateWebhookSecret', params: (all) => ({ id: all.webhook }) },
     {
       operationId: 'testWebhook',
@@ -111,18 +116,18 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     await t.close();
   });
 
-  it('should cover every POST of the document', () => {
+  it('should cover every POST and PATCH of the document', () => {
     const covered = steps.map((step) => step.operationId).sort();
-    expect(posts.map(({ operation }) => operation.operationId).sort()).toEqual(covered);
+    expect(writes.map(({ operation }) => operation.operationId).sort()).toEqual(covered);
   });
 
   it('should answer every request example with its documented 2xx, in order', async () => {
     for (const step of steps) {
-      const post = posts.find(({ operation }) => operation.operationId === step.operationId);
-      if (!post) {
-        throw new Error(`${step.operationId} is not a POST of openapi.json`);
+      const write = writes.find(({ operation }) => operation.operationId === step.operationId);
+      if (!write) {
+        throw new Error(`${step.operationId} is not a POST or PATCH of openapi.json`);
       }
-      const { path, operation } = post;
+      const { path, method, operation } = write;
       const documented = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
       expect({ operation: step.operationId, documented: documented.length }).toEqual({
         operation: step.operationId,
@@ -136,7 +141,7 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
       await step.before?.(ids);
       const params = step.params?.(ids) ?? {};
       const url = path.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? `{${name}}`);
-      const req = call('post', url);
+      const req = call(method, url);
       const answer = example ? await req.send({ ...example, ...step.body?.(ids) }) : await req.send();
       expect({ operation: step.operationId, status: answer.status, body: answer.body as unknown }).toEqual({
         operation: step.operationId,

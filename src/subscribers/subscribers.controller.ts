@@ -94,6 +94,10 @@ export class SubscribersController {
     'invalid_reference',
     'invalid_state_transition',
   )
+  @ApiExampleBody(UpdateSubscriberDto, {
+    phone: '+14155550199',
+    metadata: { plan: 'fiber-1000', referral: null },
+  })
   async updateSubscriber(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

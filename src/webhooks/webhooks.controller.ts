@@ -76,6 +76,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Change url, events, description or enabled' })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
+  @ApiExampleBody(UpdateWebhookDto, { events: ['*'], description: 'CRM sync, every event' })
   async updateWebhook(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

@@ -71,6 +71,7 @@ export class BillingProfilesController {
   @ApiOperation({ summary: 'Change a billing profile' })
   @ApiEnvelope(BillingProfileDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
+  @ApiExampleBody(UpdateBillingProfileDto, { payment_terms_days: 30 })
   async updateBillingProfile(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

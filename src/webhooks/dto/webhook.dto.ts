@@ -51,7 +51,7 @@ export class CreateWebhookDto {
 }
 
 export class UpdateWebhookDto {
-  @ApiPropertyOptional({ example: 'https://crm.example.net/hooks/isp' })
+  @ApiPropertyOptional({ example: 'https://example.com/hooks/isp' })
   @ValidateIf((_o, value) => value !== undefined)
   @Trim()
   @IsString()
