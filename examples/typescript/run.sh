@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # shellcheck source=../../scripts/lib/test-server.sh
 source ../../scripts/lib/test-server.sh
+require_tools curl jq
 
 npm ci --no-audit --no-fund --loglevel=error
 

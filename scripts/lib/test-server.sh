@@ -50,3 +50,16 @@ start_test_server() {
   test_server_log
   return 1
 }
+
+# The scripts use curl and jq; a machine without them gets them from Debian's packages when it can.
+require_tools() {
+  local missing=()
+  for tool in "$@"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "install ${missing[*]} first" >&2
+    return 1
+  fi
+}
