@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { API_VERSION } from './common/envelope/envelope';
+import { addSuccessExamples, describeParameters } from './common/swagger/document-conventions';
 import { APP_CONFIG, type AppConfig } from './config/app-config';
 
 const DESCRIPTION = `The HTTP API an internet service provider runs its business on: subscribers, billing, webhooks and
@@ -41,6 +42,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'An API token: isk_…. Its scopes: `<domain>:read|write|*`, `events:read`; `admin` manages its own tenant ' +
         '(tokens, data) and implies every data scope there; `platform:admin` manages tenants and may act for any.',
     })
+    // Closed by default, like the auth guard: @Public() routes say `security: [{}]` (no credentials) on their own.
+    .addSecurityRequirements('bearer')
     .addGlobalParameters(
       {
         name: 'X-Tenant-ID',
@@ -60,11 +63,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
     )
     .build();
+  config.info.license = { name: 'Proprietary (UNLICENSED): licensed to the ISP that runs it' }; // no licence URL exists
   // One rule for operationIds: the handler's name, a camelCase verbNoun (createSubscriber, listSubscriberLedgerEntries).
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controllerKey, methodKey) => methodKey,
   });
-  return documentIdempotencyKeys(document);
+  return addSuccessExamples(describeParameters(documentIdempotencyKeys(document)));
 }
 
 /** Every POST takes an idempotency key (the interceptor applies to all of them) unless marked @SkipIdempotency(). */

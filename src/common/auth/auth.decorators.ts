@@ -1,4 +1,5 @@
-import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiSecurity } from '@nestjs/swagger';
 import { ApiError } from '../errors/api-error';
 import { AuthContext, requestContext } from '../request-context';
 import type { Scope } from './scopes';
@@ -6,8 +7,11 @@ import type { Scope } from './scopes';
 export const IS_PUBLIC = 'isp:public';
 export const REQUIRED_SCOPES = 'isp:scopes';
 
-/** Opens a route to callers without a token; every other route is closed by default. */
-export const Public = () => SetMetadata(IS_PUBLIC, true);
+/**
+ * Opens a route to callers without a token; every other route is closed by default. The document says so with an
+ * empty security requirement (`security: [{}]`: no credentials needed) over its default of a bearer token.
+ */
+export const Public = () => applyDecorators(SetMetadata(IS_PUBLIC, true), ApiSecurity({}));
 
 /** The scopes a route requires; a token needs all of them. */
 export const RequireScopes = (...scopes: Scope[]) => SetMetadata(REQUIRED_SCOPES, scopes);
