@@ -59,8 +59,9 @@ export function ulid(now = Date.now()): string {
   return time + lastRandom.map((digit) => CROCKFORD[digit]).join('');
 }
 
-export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${ulid()}`;
+/** A new id; `at` (default now) is the instant its first 10 characters encode. */
+export function newId(prefix: IdPrefix, at: Date = new Date()): string {
+  return `${prefix}_${ulid(at.getTime())}`;
 }
 
 export function isId(prefix: IdPrefix, value: string): boolean {

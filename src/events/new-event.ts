@@ -22,14 +22,16 @@ export function patternsFor(type: string): string[] {
 
 /** The event as it will be stored; the scope names the request and the actor behind it. */
 export function eventRecord(event: NewEvent, scope: WriteScope): EventRecord {
+  // One clock reading: the id's time and created_at agree, and so do the deliveries' ids made from created_at.
+  const createdAt = new Date();
   return Object.assign(new EventRecord(), {
-    id: newId('evt'),
+    id: newId('evt', createdAt),
     tenantId: event.tenantId,
     type: event.type,
     subjectId: event.subjectId,
     data: { object: event.object, ...event.details },
     requestId: scope.requestId,
     actor: scope.actor,
-    createdAt: new Date(),
+    createdAt,
   });
 }
