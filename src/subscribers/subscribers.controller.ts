@@ -30,7 +30,7 @@ export class SubscribersController {
   @ApiOperation({
     summary: 'Create a subscriber',
     description:
-      'SPEC 4.1. 409 duplicate_subscriber when external_id (or a live subscriber with the same email) exists. ' +
+      '409 duplicate_subscriber when external_id (or a live subscriber with the same email) exists. ' +
       'The answer holds only id, external_id, full_name, status, billing_profile_id and created_at.',
   })
   @ApiEnvelope(CreatedSubscriberDto, { status: 201 })
