@@ -11,6 +11,7 @@ import { GatewayModule, IdempotencyInterceptor } from './gateway';
 import { WebhooksModule } from './webhooks';
 import { SubscribersModule } from './subscribers';
 import { BillingModule } from './billing';
+import { TicketsModule } from './tickets';
 
 @Module({})
 export class AppModule {
@@ -25,6 +26,7 @@ export class AppModule {
         EventsModule,
         SubscribersModule,
         BillingModule,
+        TicketsModule,
         WebhooksModule,
       ],
       providers: [

@@ -4,9 +4,9 @@ import { API_VERSION } from './common/envelope/envelope';
 import { addSuccessExamples, describeParameters } from './common/swagger/document-conventions';
 import { APP_CONFIG, type AppConfig } from './config/app-config';
 
-const DESCRIPTION = `The HTTP API an internet service provider runs its business on: subscribers, billing, webhooks and
-an audit log of events. (Support tickets and network provisioning have scopes reserved in the catalogue but no
-endpoints yet; each is documented here the day it is served.)
+const DESCRIPTION = `The HTTP API an internet service provider runs its business on: subscribers, billing, support
+tickets, webhooks and an audit log of events. (Network provisioning has scopes reserved in the catalogue but no
+endpoints yet; it is documented here the day it is served.)
 
 Every response is an envelope: \`{success, data, meta:{request_id, api_version}}\` on success (lists add
 \`meta.pagination\`), \`{success:false, error:{code, message, field}, meta}\` on failure. Error codes are listed per
@@ -18,6 +18,7 @@ const TAGS: [name: string, description: string][] = [
   ['Gateway', 'What the API is, who the caller is, and whether it is up.'],
   ['Subscribers', 'The people and businesses an ISP serves, and their lifecycle.'],
   ['Billing', 'Billing profiles, invoices, payments and their allocation, balances and the ledger.'],
+  ['Tickets', 'The support desk: tickets, their workflow and SLA, and the conversation with the customer.'],
   ['Webhooks', 'Callback subscriptions, their deliveries and attempts.'],
   ['Events', 'The audit log of every change, readable with a cursor.'],
   ['Admin', 'Tenants and API tokens.'],

@@ -10,6 +10,8 @@ export const ID_PREFIXES = [
   'alc',
   'led',
   'tkt',
+  'tcm',
+  'tsc',
   'plan',
   'svc',
   'ord',

@@ -70,7 +70,7 @@ export function decodeCursor(raw: string): Cursor {
 }
 
 /**
- * The one keyset paginator: newest first by (created_at, id), `limit + 1` rows to learn has_more, no OFFSET,
+ * The one keyset paginator: newest first by (created_at, id) (or oldest first, for conversations), `limit + 1` rows to learn has_more, no OFFSET,
  * so a page deep in the table costs what the first one costs (an index on (tenant_id, created_at, id) serves it).
  * `fromRow` maps a raw row (every column, by its column name) when given; else TypeORM builds the entities.
  */
@@ -78,8 +78,10 @@ export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: 
   qb: SelectQueryBuilder<T>,
   query: PageQueryDto,
   fromRow?: (row: never) => T,
+  order: 'newest' | 'oldest' = 'newest',
 ): Promise<Page<T>> {
   const alias = qb.alias;
+  const direction = order === 'newest' ? 'DESC' : 'ASC';
   if (query.created_gte) {
     qb.andWhere(`${alias}.createdAt >= :createdGte`, { createdGte: new Date(query.created_gte) });
   }
@@ -88,13 +90,16 @@ export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: 
   }
   if (query.starting_after) {
     const cursor = decodeCursor(query.starting_after);
-    qb.andWhere(`(${alias}.createdAt, ${alias}.id) < (:cursorCreatedAt, :cursorId)`, {
-      cursorCreatedAt: cursor.createdAt,
-      cursorId: cursor.id,
-    });
+    qb.andWhere(
+      `(${alias}.createdAt, ${alias}.id) ${order === 'newest' ? '<' : '>'} (:cursorCreatedAt, :cursorId)`,
+      {
+        cursorCreatedAt: cursor.createdAt,
+        cursorId: cursor.id,
+      },
+    );
   }
-  qb.orderBy(`${alias}.createdAt`, 'DESC')
-    .addOrderBy(`${alias}.id`, 'DESC')
+  qb.orderBy(`${alias}.createdAt`, direction)
+    .addOrderBy(`${alias}.id`, direction)
     .take(undefined)
     .limit(query.limit + 1);
   // With a row mapper the rows skip TypeORM's entity hydration (its alias-prefixed columns and per-row metadata

@@ -1,6 +1,7 @@
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock, releaseLock } from './data-dir-lock';
@@ -37,15 +38,31 @@ function socketFolder(dataDir: string | null): { dir: string; temporary: boolean
   return { dir, temporary: false };
 }
 
+/**
+ * The contrib extensions the migrations create (pg_trgm: the ticket search indexes), as a Postgres server has them.
+ * Loaded by path: a subpath export, which this project's CommonJS module resolution cannot name in an import.
+ */
+const loadContrib = createRequire(__filename);
+const EXTENSIONS = {
+  pg_trgm: (loadContrib('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension }).pg_trgm,
+};
+
 async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durability: string }> {
   if (!dataDir) {
-    return { db: await PGlite.create(), durability: 'Embedded database in memory: nothing is kept.' };
+    return {
+      db: await PGlite.create({ extensions: EXTENSIONS }),
+      durability: 'Embedded database in memory: nothing is kept.',
+    };
   }
   const pgdata = join(dataDir, 'pgdata');
   // PGlite makes its files mode 0666: the folder, 0700 as Postgres requires of its own, keeps other users out.
   mkdirSync(pgdata, { recursive: true, mode: 0o700 });
   chmodSync(pgdata, 0o700);
-  const db = await PGlite.create({ dataDir: pgdata, startParams: DURABLE_START_PARAMS });
+  const db = await PGlite.create({
+    dataDir: pgdata,
+    startParams: DURABLE_START_PARAMS,
+    extensions: EXTENSIONS,
+  });
   if (!enableFsync(db)) {
     return {
       db,

@@ -8,6 +8,13 @@ import { ApiToken } from '../gateway/tokens/api-token.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../webhooks/webhook.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
+import {
+  Ticket,
+  TicketComment,
+  TicketCounter,
+  TicketSettings,
+  TicketStatusChange,
+} from '../tickets/ticket.entity';
 
 /** Every entity of the service, in one list for the DataSource and the migration drift check. */
 export const ENTITIES = [
@@ -26,4 +33,9 @@ export const ENTITIES = [
   Webhook,
   WebhookDelivery,
   WebhookAttempt,
+  Ticket,
+  TicketStatusChange,
+  TicketComment,
+  TicketCounter,
+  TicketSettings,
 ];

@@ -21,6 +21,13 @@ export const EVENT_TYPES = {
   'transaction.created': 'A payment, credit, debit or refund was recorded.',
   'transaction.allocated': 'A payment or credit was applied to invoices or to the balance.',
   'transaction.refunded': 'A payment was refunded, in part or in full.',
+  'ticket.created': 'A support ticket was opened.',
+  'ticket.updated': 'A ticket was changed (not its status); data.changed_fields names the fields.',
+  'ticket.status_changed':
+    'A ticket moved in its workflow; data holds from, to and reason (customer_replied when a reply reopened it).',
+  'ticket.comment_added':
+    'A comment was added to a ticket; data.object is the comment, whose body is null when it is internal.',
+  'ticket_settings.updated': "The tenant's ticket SLA (hours per priority) was changed.",
   'webhook.created': 'A webhook subscription was registered.',
   'webhook.updated':
     'A webhook subscription was changed through the API (url, events, description or enabled).',

@@ -15,6 +15,8 @@ export interface PostalAddress {
 @Index('ix_subscribers_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
 // GET /subscribers?email= compares email_normalized (lower(email)), which the partial unique index cannot serve.
 @Index('ix_subscribers_tenant_email_created', ['tenantId', 'emailNormalized', 'createdAt', 'id'])
+// The key of other domains' composite foreign keys (tickets): a reference holds to the tenant's own subscribers.
+@Index('uq_subscribers_tenant_id', ['tenantId', 'id'], { unique: true })
 @Index('uq_subscribers_external_id', ['tenantId', 'externalId'], { unique: true })
 // DESIGN §4 duplicate rule: one live (non-archived) subscriber per email, case-insensitively.
 @Index('uq_subscribers_email', ['tenantId', 'emailNormalized'], {

@@ -5,9 +5,8 @@ import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postgres-errors';
 import { newId } from '../common/ids';
-import type { Metadata } from '../common/metadata';
+import { mergeMetadata } from '../common/metadata';
 import type { AuthContext } from '../common/request-context';
-import { metadataProblem } from '../common/validation/is-metadata';
 import { TransactionRunner } from '../database/transaction-runner';
 import { eventRecord, EventsService } from '../events';
 import { ChangeStatusDto } from './dto/change-status.dto';
@@ -242,29 +241,8 @@ export class SubscribersService {
       set('address', 'address', sent === null ? null : { ...subscriber.address, ...sent });
     }
     if (dto.metadata !== undefined) {
-      set('metadata', 'metadata', this.mergeMetadata(subscriber.metadata, dto.metadata));
+      set('metadata', 'metadata', mergeMetadata(subscriber.metadata, dto.metadata));
     }
     return changed;
-  }
-
-  /** Stripe-style: sent keys are set, keys sent as null are removed, `metadata: null` clears all. */
-  private mergeMetadata(current: Metadata, patch: Metadata | null): Metadata {
-    if (patch === null) {
-      return {};
-    }
-    const merged: Metadata = { ...current };
-    for (const [key, value] of Object.entries(patch)) {
-      if (value === null) {
-        delete merged[key];
-      } else {
-        merged[key] = value;
-      }
-    }
-    const problem = metadataProblem(merged);
-    if (problem) {
-      const field = problem.path ? `metadata.${problem.path}` : 'metadata';
-      throw new ApiError('validation_failed', problem.message, field);
-    }
-    return merged;
   }
 }

@@ -33,6 +33,11 @@ export const ERROR_CATALOG = {
   },
   duplicate_tenant: { status: 409, description: 'A tenant with this slug exists.' },
   duplicate_transaction: { status: 409, description: 'A transaction with this external_id exists.' },
+  duplicate_ticket: { status: 409, description: 'A ticket with this external_id exists in the tenant.' },
+  ticket_closed: {
+    status: 409,
+    description: 'The ticket is closed or cancelled: it can no longer be changed or commented on.',
+  },
   invalid_state_transition: {
     status: 409,
     description: 'The record cannot move from its state to the one asked.',

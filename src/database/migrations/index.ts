@@ -7,6 +7,7 @@ import { NewIdFunction1795300000000 } from './1795300000000-NewIdFunction';
 import { ClaimableDeliveriesAndListIndexes1795400000000 } from './1795400000000-ClaimableDeliveriesAndListIndexes';
 import { MoneyConstraintsAndForeignKeys1795400000001 } from './1795400000001-MoneyConstraintsAndForeignKeys';
 import { SubscriberBillingProfilePerTenant1795500000000 } from './1795500000000-SubscriberBillingProfilePerTenant';
+import { Tickets1795600000000 } from './1795600000000-Tickets';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   ClaimableDeliveriesAndListIndexes1795400000000,
   MoneyConstraintsAndForeignKeys1795400000001,
   SubscriberBillingProfilePerTenant1795500000000,
+  Tickets1795600000000,
 ];

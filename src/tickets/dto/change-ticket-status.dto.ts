@@ -1,0 +1,19 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { IsTrimmedText } from '../../common/validation/text';
+import { REASON_REQUIRED, TICKET_STATUSES, TicketStatus } from '../ticket-status';
+
+export class ChangeTicketStatusDto {
+  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open })
+  @IsIn(TICKET_STATUSES, { message: `status must be one of ${TICKET_STATUSES.join(', ')}` })
+  status: TicketStatus;
+
+  @ApiPropertyOptional({
+    example: 'Technician dispatched',
+    maxLength: 500,
+    description: `Required when moving to ${REASON_REQUIRED.join(' or ')}; kept in the status history.`,
+  })
+  @IsOptional()
+  @IsTrimmedText(500)
+  reason?: string;
+}

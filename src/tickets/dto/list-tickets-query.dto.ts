@@ -1,0 +1,109 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsArray, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination';
+import { Trim } from '../../common/validation/text';
+import {
+  TICKET_PRIORITIES,
+  TICKET_STATUSES,
+  TICKET_TYPES,
+  TicketPriority,
+  TicketStatus,
+  TicketType,
+} from '../ticket-status';
+
+/** `a,b` and `x=a&x=b` both mean "any of": one list of trimmed values (anything else is left for the checks). */
+const CommaList = () =>
+  Transform(({ value }: { value: unknown }) => {
+    const parts = Array.isArray(value) ? value : [value];
+    return parts.every((part) => typeof part === 'string')
+      ? (parts).flatMap((part) => part.split(',')).map((part) => part.trim())
+      : value;
+  });
+
+const oneOf = (name: string, values: readonly string[]) => ({
+  each: true,
+  message: `${name} must be one or more of ${values.join(', ')}, comma-separated`,
+});
+
+export class ListTicketsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({
+    description: `One or several of ${TICKET_STATUSES.join(', ')}, comma-separated.`,
+    example: 'new,open',
+  })
+  @IsOptional()
+  @CommaList()
+  @IsArray()
+  @IsIn(TICKET_STATUSES, oneOf('status', TICKET_STATUSES))
+  status?: TicketStatus[];
+
+  @ApiPropertyOptional({
+    description: `One or several of ${TICKET_PRIORITIES.join(', ')}.`,
+    example: 'high,urgent',
+  })
+  @IsOptional()
+  @CommaList()
+  @IsArray()
+  @IsIn(TICKET_PRIORITIES, oneOf('priority', TICKET_PRIORITIES))
+  priority?: TicketPriority[];
+
+  @ApiPropertyOptional({ description: `One or several of ${TICKET_TYPES.join(', ')}.`, example: 'incident' })
+  @IsOptional()
+  @CommaList()
+  @IsArray()
+  @IsIn(TICKET_TYPES, oneOf('type', TICKET_TYPES))
+  type?: TicketType[];
+
+  @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  subscriber_id?: string;
+
+  @ApiPropertyOptional({ example: 'noc.jane', description: 'Exact match.' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(200)
+  assignee?: string;
+
+  @ApiPropertyOptional({ example: 'outage', description: 'Tickets carrying this tag (case-insensitive).' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(50)
+  tag?: string;
+
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description:
+      'due_at has passed and the ticket is not resolved, closed or cancelled (or, with false, not so).',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'overdue must be true or false' })
+  overdue?: 'true' | 'false';
+
+  @ApiPropertyOptional({
+    example: 'los light',
+    minLength: 1,
+    maxLength: 200,
+    description: 'Case-insensitive substring of the subject or the description (% and _ are literal).',
+  })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  q?: string;
+}
+
+export class ListCommentsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description: 'true: only public comments (what a customer portal may show); false: only internal ones.',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'public must be true or false' })
+  public?: 'true' | 'false';
+}

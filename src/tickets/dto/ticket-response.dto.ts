@@ -1,0 +1,197 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { Metadata } from '../../common/metadata';
+import type { Actor } from '../../common/request-context';
+import { ApiInteger, ApiMetadata } from '../../common/swagger/api-types';
+import {
+  COMMENT_AUTHOR_TYPES,
+  CommentAuthorType,
+  SLA_STOPPED_STATUSES,
+  TICKET_PRIORITIES,
+  TICKET_STATUSES,
+  TICKET_TYPES,
+  TicketPriority,
+  TicketStatus,
+  TicketType,
+} from '../ticket-status';
+import type { Ticket, TicketComment, TicketStatusChange } from '../ticket.entity';
+
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+/** Whether the SLA was missed: due_at has passed and the ticket still waits on the help desk or the customer. */
+export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now = new Date()): boolean {
+  return ticket.dueAt.getTime() < now.getTime() && !SLA_STOPPED_STATUSES.includes(ticket.status);
+}
+
+export class ActorDto {
+  @ApiProperty({ enum: ['token', 'system', 'cli'], example: 'token' })
+  type: string;
+
+  @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
+  id: string | null;
+}
+
+export class TicketDto {
+  @ApiProperty({ example: 'tkt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  id: string;
+
+  @ApiInteger({ example: 1042, minimum: 1, description: 'Sequential per tenant, without gaps.' })
+  number: number;
+
+  @ApiProperty({ example: 'No internet since this morning' })
+  subject: string;
+
+  @ApiProperty({ nullable: true, type: String })
+  description: string | null;
+
+  @ApiProperty({ enum: TICKET_TYPES, example: TicketType.Incident })
+  type: TicketType;
+
+  @ApiProperty({ enum: TICKET_PRIORITIES, example: TicketPriority.High })
+  priority: TicketPriority;
+
+  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.New })
+  status: TicketStatus;
+
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
+  subscriber_id: string | null;
+
+  @ApiProperty({ example: 'noc.jane', nullable: true, type: String })
+  assignee: string | null;
+
+  @ApiProperty({ type: [String], example: ['fiber', 'outage'] })
+  tags: string[];
+
+  @ApiProperty({ example: 'helpdesk-48213', nullable: true, type: String })
+  external_id: string | null;
+
+  @ApiMetadata({ example: { channel: 'phone' } })
+  metadata: Metadata;
+
+  @ApiProperty({
+    example: '2026-11-22T10:00:00.000Z',
+    description: 'created_at plus the SLA hours of the priority.',
+  })
+  due_at: string;
+
+  @ApiProperty({
+    example: false,
+    description: 'due_at has passed and the ticket is not resolved, closed or cancelled.',
+  })
+  overdue: boolean;
+
+  @ApiProperty({ nullable: true, type: String, description: 'The first public comment by an agent.' })
+  first_response_at: string | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  resolved_at: string | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  closed_at: string | null;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  updated_at: string;
+
+  static from(ticket: Ticket, now = new Date()): TicketDto {
+    return {
+      id: ticket.id,
+      number: ticket.number,
+      subject: ticket.subject,
+      description: ticket.description,
+      type: ticket.type,
+      priority: ticket.priority,
+      status: ticket.status,
+      subscriber_id: ticket.subscriberId,
+      assignee: ticket.assignee,
+      tags: ticket.tags,
+      external_id: ticket.externalId,
+      metadata: ticket.metadata,
+      due_at: ticket.dueAt.toISOString(),
+      overdue: isOverdue(ticket, now),
+      first_response_at: iso(ticket.firstResponseAt),
+      resolved_at: iso(ticket.resolvedAt),
+      closed_at: iso(ticket.closedAt),
+      created_at: ticket.createdAt.toISOString(),
+      updated_at: ticket.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class StatusChangeDto {
+  @ApiProperty({ enum: TICKET_STATUSES, nullable: true, description: 'null for the creation.' })
+  from: TicketStatus | null;
+
+  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open })
+  to: TicketStatus;
+
+  @ApiProperty({ nullable: true, type: String, example: 'customer_replied' })
+  reason: string | null;
+
+  @ApiProperty({ type: ActorDto })
+  actor: Actor;
+
+  @ApiProperty({ example: '2026-11-21T10:05:00.000Z' })
+  at: string;
+
+  static from(change: TicketStatusChange): StatusChangeDto {
+    return {
+      from: change.fromStatus,
+      to: change.toStatus,
+      reason: change.reason,
+      actor: { type: change.actor.type, id: change.actor.id },
+      at: change.createdAt.toISOString(),
+    };
+  }
+}
+
+/** One ticket as single-record answers give it: with its status history, oldest first. */
+export class TicketDetailDto extends TicketDto {
+  @ApiProperty({ type: [StatusChangeDto] })
+  status_history: StatusChangeDto[];
+
+  static withHistory(ticket: Ticket, history: TicketStatusChange[]): TicketDetailDto {
+    return { ...TicketDto.from(ticket), status_history: history.map(StatusChangeDto.from) };
+  }
+}
+
+export class CommentDto {
+  @ApiProperty({ example: 'tcm_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  id: string;
+
+  @ApiProperty({ example: 'tkt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  ticket_id: string;
+
+  @ApiProperty({ example: 'A technician will visit between 14:00 and 16:00 today.' })
+  body: string;
+
+  @ApiProperty({ example: true })
+  public: boolean;
+
+  @ApiProperty({ example: 'noc.jane', nullable: true, type: String })
+  author: string | null;
+
+  @ApiProperty({ enum: COMMENT_AUTHOR_TYPES, example: CommentAuthorType.Agent })
+  author_type: CommentAuthorType;
+
+  @ApiProperty({ example: '2026-11-21T10:05:00.000Z' })
+  created_at: string;
+
+  static from(comment: TicketComment): CommentDto {
+    return {
+      id: comment.id,
+      ticket_id: comment.ticketId,
+      body: comment.body,
+      public: comment.public,
+      author: comment.author,
+      author_type: comment.authorType,
+      created_at: comment.createdAt.toISOString(),
+    };
+  }
+
+  /** What an event carries: an internal comment's body never leaves the API. */
+  static forEvent(comment: TicketComment): Omit<CommentDto, 'body'> & { body: string | null } {
+    return { ...CommentDto.from(comment), body: comment.public ? comment.body : null };
+  }
+}

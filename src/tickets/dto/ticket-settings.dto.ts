@@ -1,0 +1,85 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsObject, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ApiInteger } from '../../common/swagger/api-types';
+import { TicketPriority } from '../ticket-status';
+
+export const MAX_DUE_HOURS = 8760;
+
+/** Hours from a ticket's creation to its due time, per priority. */
+export type DueHours = Record<TicketPriority, number>;
+
+export const DEFAULT_DUE_HOURS: Readonly<DueHours> = { urgent: 4, high: 24, normal: 72, low: 168 };
+
+const present = (_object: object, value: unknown) => value !== undefined;
+
+const hours = (priority: TicketPriority) =>
+  ApiInteger({
+    required: false,
+    minimum: 1,
+    maximum: MAX_DUE_HOURS,
+    example: DEFAULT_DUE_HOURS[priority],
+    description: `Hours to due_at for ${priority} tickets (default ${DEFAULT_DUE_HOURS[priority]}).`,
+  });
+
+/** Hours per priority; on PATCH, the priorities left out keep their value. */
+export class DueHoursDto {
+  @hours(TicketPriority.Urgent)
+  @ValidateIf(present)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_DUE_HOURS)
+  urgent?: number;
+
+  @hours(TicketPriority.High)
+  @ValidateIf(present)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_DUE_HOURS)
+  high?: number;
+
+  @hours(TicketPriority.Normal)
+  @ValidateIf(present)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_DUE_HOURS)
+  normal?: number;
+
+  @hours(TicketPriority.Low)
+  @ValidateIf(present)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_DUE_HOURS)
+  low?: number;
+}
+
+export class UpdateTicketSettingsDto {
+  @ApiPropertyOptional({ type: DueHoursDto, example: { high: 12, urgent: 2 } })
+  @ValidateIf(present)
+  @IsObject({ message: 'due_hours must be an object' })
+  @ValidateNested()
+  @Type(() => DueHoursDto)
+  due_hours?: DueHoursDto;
+}
+
+export class DueHoursAnswerDto {
+  @ApiInteger({ example: 4 })
+  urgent: number;
+
+  @ApiInteger({ example: 24 })
+  high: number;
+
+  @ApiInteger({ example: 72 })
+  normal: number;
+
+  @ApiInteger({ example: 168 })
+  low: number;
+}
+
+export class TicketSettingsDto {
+  @ApiProperty({ type: DueHoursAnswerDto })
+  due_hours: DueHours;
+
+  @ApiProperty({ nullable: true, type: String, description: 'null while the defaults apply.' })
+  updated_at: string | null;
+}
