@@ -184,6 +184,7 @@ describe('openapi.json', () => {
       'Gateway',
       'Subscribers',
       'Billing',
+      'Tickets',
       'Webhooks',
       'Events',
       'Admin',

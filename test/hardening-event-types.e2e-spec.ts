@@ -31,6 +31,11 @@ const EMITTED = [
   'webhook.deleted',
   'webhook.secret_rotated',
   'webhook.test',
+  'ticket.created',
+  'ticket.updated',
+  'ticket.status_changed',
+  'ticket.comment_added',
+  'ticket_settings.updated',
 ];
 
 /**
@@ -150,7 +155,7 @@ describe('Hardening: event types and webhook patterns', () => {
       );
     });
 
-    it('should list every type a real subscriber, billing and webhook flow emits', async () => {
+    it('should list every type a real subscriber, billing, ticket and webhook flow emits', async () => {
       const tenant = await createTenantWithToken(t, ['admin']);
       const listed = new Set(
         ((await eventTypes(tenant.token)).body.data as { type: string }[]).map((entry) => entry.type),
@@ -168,12 +173,38 @@ describe('Hardening: event types and webhook patterns', () => {
         allocations: [{ invoice_id: invoice.id, amount: 1000 }],
       });
       expect(allocated.status).toBe(200);
+      const ticket = await request(t.http)
+        .post('/api/v1/tickets')
+        .set(bearer(tenant.token))
+        .send({ subject: 'No internet', subscriber_id: subscriber.id })
+        .expect(201);
+      const ticketUrl = `/api/v1/tickets/${ticket.body.data.id as string}`;
+      await request(t.http).patch(ticketUrl).set(bearer(tenant.token)).send({ priority: 'high' }).expect(200);
+      await request(t.http)
+        .post(`${ticketUrl}/comments`)
+        .set(bearer(tenant.token))
+        .send({ body: 'On it', public: true })
+        .expect(201);
+      await request(t.http)
+        .patch('/api/v1/ticket-settings')
+        .set(bearer(tenant.token))
+        .send({ due_hours: { high: 12 } })
+        .expect(200);
       const hook = await createWebhook(t.http, tenant.token, { url: CALLBACK, events: ['subscriber.*'] });
       await request(t.http).delete(`/api/v1/webhooks/${hook.id}`).set(bearer(tenant.token)).expect(200);
 
       const emitted = new Set((await listEvents(t, tenant.token, {})).map((event) => event.type));
       expect(emitted).toContain('subscriber.created');
       expect(emitted).toContain('invoice.paid');
+      for (const type of [
+        'ticket.created',
+        'ticket.updated',
+        'ticket.status_changed',
+        'ticket.comment_added',
+      ]) {
+        expect(emitted).toContain(type);
+      }
+      expect(emitted).toContain('ticket_settings.updated');
       for (const type of emitted) {
         expect(listed).toContain(type);
       }
