@@ -1,4 +1,8 @@
-import { ApiError } from '../common/errors/api-error';
+import {
+  assertTransition as assertMove,
+  canTransition as canMove,
+  type Transitions,
+} from '../common/state-machine';
 
 export enum SubscriberStatus {
   Prospect = 'prospect',
@@ -28,7 +32,7 @@ export enum SuspensionReason {
 export const SUSPENSION_REASONS = Object.values(SuspensionReason);
 
 /** DESIGN §4: the lifecycle as data. Anything not listed is refused. */
-export const SUBSCRIBER_TRANSITIONS: Readonly<Record<SubscriberStatus, readonly SubscriberStatus[]>> = {
+export const SUBSCRIBER_TRANSITIONS: Transitions<SubscriberStatus> = {
   [SubscriberStatus.Prospect]: [SubscriberStatus.Pending, SubscriberStatus.Active, SubscriberStatus.Archived],
   [SubscriberStatus.Pending]: [SubscriberStatus.Active, SubscriberStatus.Cancelled],
   [SubscriberStatus.Active]: [SubscriberStatus.Suspended, SubscriberStatus.Cancelled],
@@ -38,18 +42,10 @@ export const SUBSCRIBER_TRANSITIONS: Readonly<Record<SubscriberStatus, readonly 
 };
 
 export function canTransition(from: SubscriberStatus, to: SubscriberStatus): boolean {
-  return SUBSCRIBER_TRANSITIONS[from].includes(to);
+  return canMove(SUBSCRIBER_TRANSITIONS, from, to);
 }
 
 /** Returns `to` when the move is allowed, else throws 409 invalid_state_transition naming both states. */
 export function assertTransition(from: SubscriberStatus, to: SubscriberStatus): SubscriberStatus {
-  if (!canTransition(from, to)) {
-    throw new ApiError(
-      'invalid_state_transition',
-      `A subscriber cannot move from ${from} to ${to}.` +
-        (SUBSCRIBER_TRANSITIONS[from].length ? ` Allowed: ${SUBSCRIBER_TRANSITIONS[from].join(', ')}.` : ''),
-      'status',
-    );
-  }
-  return to;
+  return assertMove(SUBSCRIBER_TRANSITIONS, 'a subscriber', from, to);
 }

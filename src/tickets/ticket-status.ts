@@ -1,4 +1,8 @@
-import { ApiError } from '../common/errors/api-error';
+import {
+  assertTransition as assertMove,
+  canTransition as canMove,
+  type Transitions,
+} from '../common/state-machine';
 
 export enum TicketStatus {
   New = 'new',
@@ -26,7 +30,7 @@ export const SLA_STOPPED_STATUSES: readonly TicketStatus[] = [
 export const REASON_REQUIRED: readonly TicketStatus[] = [TicketStatus.OnHold, TicketStatus.Cancelled];
 
 /** The workflow as data. Anything not listed is refused; any non-final state may also be cancelled. */
-export const TICKET_TRANSITIONS: Readonly<Record<TicketStatus, readonly TicketStatus[]>> = {
+export const TICKET_TRANSITIONS: Transitions<TicketStatus> = {
   [TicketStatus.New]: [TicketStatus.Open, TicketStatus.Cancelled],
   [TicketStatus.Open]: [
     TicketStatus.PendingCustomer,
@@ -42,21 +46,12 @@ export const TICKET_TRANSITIONS: Readonly<Record<TicketStatus, readonly TicketSt
 };
 
 export function canTransition(from: TicketStatus, to: TicketStatus): boolean {
-  return TICKET_TRANSITIONS[from].includes(to);
+  return canMove(TICKET_TRANSITIONS, from, to);
 }
 
 /** Returns `to` when the move is allowed, else throws 409 invalid_state_transition naming both states. */
 export function assertTransition(from: TicketStatus, to: TicketStatus): TicketStatus {
-  if (!canTransition(from, to)) {
-    const allowed = TICKET_TRANSITIONS[from];
-    throw new ApiError(
-      'invalid_state_transition',
-      `A ticket cannot move from ${from} to ${to}.` +
-        (allowed.length ? ` Allowed from ${from}: ${allowed.join(', ')}.` : ` ${from} is final.`),
-      'status',
-    );
-  }
-  return to;
+  return assertMove(TICKET_TRANSITIONS, 'a ticket', from, to);
 }
 
 export enum TicketType {
