@@ -12,6 +12,7 @@ import { WebhooksModule } from './webhooks';
 import { SubscribersModule } from './subscribers';
 import { BillingModule } from './billing';
 import { TicketsModule } from './tickets';
+import { ProvisioningModule } from './provisioning';
 
 @Module({})
 export class AppModule {
@@ -27,6 +28,7 @@ export class AppModule {
         SubscribersModule,
         BillingModule,
         TicketsModule,
+        ProvisioningModule,
         WebhooksModule,
       ],
       providers: [

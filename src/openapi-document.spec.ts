@@ -170,7 +170,8 @@ describe('openapi.json', () => {
   it('should name every operation with a unique camelCase verbNoun', () => {
     const ids = operations.map(({ operation }) => operation.operationId ?? '');
     expect(new Set(ids).size).toBe(ids.length);
-    const verbs = 'get|list|create|update|delete|revoke|change|allocate|finalize|void|rotate|test|redeliver';
+    const verbs =
+      'get|list|create|update|delete|revoke|change|allocate|finalize|void|rotate|test|redeliver|cancel|act';
     for (const id of ids) {
       expect(id).toMatch(new RegExp(`^(${verbs})([A-Z][a-z]+)+$`));
     }
@@ -185,6 +186,7 @@ describe('openapi.json', () => {
       'Subscribers',
       'Billing',
       'Tickets',
+      'Provisioning',
       'Webhooks',
       'Events',
       'Admin',

@@ -5,8 +5,8 @@ import { addSuccessExamples, describeParameters } from './common/swagger/documen
 import { APP_CONFIG, type AppConfig } from './config/app-config';
 
 const DESCRIPTION = `The HTTP API an internet service provider runs its business on: subscribers, billing, support
-tickets, webhooks and an audit log of events. (Network provisioning has scopes reserved in the catalogue but no
-endpoints yet; it is documented here the day it is served.)
+tickets, network provisioning (service plans, services and the orders that carry them to FreeRADIUS), webhooks and an
+audit log of events.
 
 Every response is an envelope: \`{success, data, meta:{request_id, api_version}}\` on success (lists add
 \`meta.pagination\`), \`{success:false, error:{code, message, field}, meta}\` on failure. Error codes are listed per
@@ -19,6 +19,7 @@ const TAGS: [name: string, description: string][] = [
   ['Subscribers', 'The people and businesses an ISP serves, and their lifecycle.'],
   ['Billing', 'Billing profiles, invoices, payments and their allocation, balances and the ledger.'],
   ['Tickets', 'The support desk: tickets, their workflow and SLA, and the conversation with the customer.'],
+  ['Provisioning', 'Service plans, subscriber services, and the orders that carry them to the network.'],
   ['Webhooks', 'Callback subscriptions, their deliveries and attempts.'],
   ['Events', 'The audit log of every change, readable with a cursor.'],
   ['Admin', 'Tenants and API tokens.'],

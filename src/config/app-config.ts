@@ -24,6 +24,24 @@ export interface AppConfig {
   /** How long an authenticated token is remembered in-process; revocation reaches other instances within it. */
   tokenCacheTtlMs: number;
   webhooks: WebhookConfig;
+  provisioning: ProvisioningConfig;
+}
+
+export const NETWORK_DRIVERS = ['radius-sql', 'none'] as const;
+export type NetworkDriverName = (typeof NETWORK_DRIVERS)[number];
+
+export interface ProvisioningConfig {
+  /** Run the provisioning worker in this process (several instances may all run it). */
+  workerEnabled: boolean;
+  pollMs: number;
+  /** How long a claimed order is its worker's; a dead worker's order is taken up again after it. */
+  leaseMs: number;
+  /** Waits between attempts after a transient driver error; once spent, the order fails. */
+  retryDelaysS: number[];
+  /** What carries orders to the network: FreeRADIUS's SQL tables, or nothing (no network). */
+  driver: NetworkDriverName;
+  /** The database FreeRADIUS reads, when it is not the API's own. */
+  radiusDatabaseUrl: string | null;
 }
 
 /** Bounds on waiting for the database: a stuck statement or transaction answers 503 instead of hanging requests. */
@@ -51,10 +69,10 @@ export interface WebhookConfig {
 
 const DEFAULT_RETRY_DELAYS_S = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
 
-function delays(env: Env, name: string): number[] {
+function delays(env: Env, name: string, fallback = DEFAULT_RETRY_DELAYS_S): number[] {
   const raw = env[name]?.trim();
   if (!raw) {
-    return DEFAULT_RETRY_DELAYS_S;
+    return fallback;
   }
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.length > 20 || !parts.every((part) => /^\d+(\.\d+)?$/.test(part))) {
@@ -162,6 +180,14 @@ function publicBaseUrl(env: Env): string {
   return value.replace(/\/+$/, '');
 }
 
+function networkDriver(env: Env): NetworkDriverName {
+  const value = (env.NETWORK_DRIVER?.trim() || 'radius-sql') as NetworkDriverName;
+  if (!NETWORK_DRIVERS.includes(value)) {
+    throw new ConfigError('NETWORK_DRIVER', `must be one of ${NETWORK_DRIVERS.join(', ')}, got "${value}"`);
+  }
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const bootstrapToken = env.API_BOOTSTRAP_TOKEN?.trim() || null;
   if (bootstrapToken !== null && bootstrapToken.length < 32) {
@@ -205,6 +231,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       disableAfterS: integer(env, 'WEBHOOK_DISABLE_AFTER_S', 5 * 86_400, 1, 365 * 86_400),
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       allowInsecure: boolean(env, 'WEBHOOK_ALLOW_INSECURE', false),
+    },
+    provisioning: {
+      workerEnabled: boolean(env, 'PROVISIONING_WORKER_ENABLED', true),
+      pollMs: integer(env, 'PROVISIONING_POLL_MS', 1000, 10, 60_000),
+      leaseMs: integer(env, 'PROVISIONING_LEASE_MS', 60_000, 100, 3_600_000),
+      retryDelaysS: delays(env, 'PROVISIONING_RETRY_DELAYS_S', [5, 30, 120, 600, 1800]),
+      driver: networkDriver(env),
+      radiusDatabaseUrl: url(env, 'RADIUS_DATABASE_URL', ['postgres:', 'postgresql:']),
     },
   };
 }

@@ -8,6 +8,7 @@ import { ApiToken } from '../gateway/tokens/api-token.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../webhooks/webhook.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
+import { ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
 import {
   Ticket,
   TicketComment,
@@ -38,4 +39,7 @@ export const ENTITIES = [
   TicketComment,
   TicketCounter,
   TicketSettings,
+  ServicePlan,
+  Service,
+  ProvisioningOrder,
 ];

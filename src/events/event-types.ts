@@ -28,6 +28,20 @@ export const EVENT_TYPES = {
   'ticket.comment_added':
     'A comment was added to a ticket; data.object is the comment, whose body is null when it is internal.',
   'ticket_settings.updated': "The tenant's ticket SLA (hours per priority) was changed.",
+  'service_plan.created': 'A service plan was created.',
+  'service_plan.updated': 'A service plan was changed; data.changed_fields names the fields.',
+  'service.created': 'A service was ordered for a subscriber (pending until its activate order completes).',
+  'service.updated':
+    "A service's fields were changed; data.changed_fields names them (the password is never in an event).",
+  'service.activated': 'A service became active: its activate order completed.',
+  'service.suspended': 'A service was suspended: its suspend order completed.',
+  'service.resumed': 'A suspended service became active again: its resume order completed.',
+  'service.plan_changed': 'A service moved to another plan: its change_plan order completed.',
+  'service.terminated': 'A service was terminated: its terminate order completed.',
+  'provisioning_order.created': 'A provisioning order was acknowledged.',
+  'provisioning_order.completed': 'A provisioning order reached the network and completed.',
+  'provisioning_order.failed': 'A provisioning order failed for good; data.object.last_error says why.',
+  'provisioning_order.cancelled': 'A provisioning order was cancelled before the worker took it.',
   'webhook.created': 'A webhook subscription was registered.',
   'webhook.updated':
     'A webhook subscription was changed through the API (url, events, description or enabled).',

@@ -38,6 +38,28 @@ export const ERROR_CATALOG = {
     status: 409,
     description: 'The ticket is closed or cancelled: it can no longer be changed or commented on.',
   },
+  duplicate_service_plan: { status: 409, description: 'A service plan with this name exists in the tenant.' },
+  plan_in_use: {
+    status: 409,
+    description:
+      "The plan's speeds or price cannot change while a live service uses it: make a new plan and change_plan.",
+  },
+  duplicate_service_username: {
+    status: 409,
+    description: 'A service that is not terminated already has this PPPoE username.',
+  },
+  duplicate_ip_address: {
+    status: 409,
+    description: 'A service that is not terminated already has this static IPv4 address.',
+  },
+  subscriber_not_serviceable: {
+    status: 409,
+    description: 'The subscriber is cancelled or archived and takes no new services.',
+  },
+  order_in_progress: {
+    status: 409,
+    description: 'Another provisioning order of this service is still open; wait for it or cancel it.',
+  },
   invalid_state_transition: {
     status: 409,
     description: 'The record cannot move from its state to the one asked.',

@@ -8,6 +8,7 @@ import { ClaimableDeliveriesAndListIndexes1795400000000 } from './1795400000000-
 import { MoneyConstraintsAndForeignKeys1795400000001 } from './1795400000001-MoneyConstraintsAndForeignKeys';
 import { SubscriberBillingProfilePerTenant1795500000000 } from './1795500000000-SubscriberBillingProfilePerTenant';
 import { Tickets1795600000000 } from './1795600000000-Tickets';
+import { Provisioning1795700000000 } from './1795700000000-Provisioning';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   MoneyConstraintsAndForeignKeys1795400000001,
   SubscriberBillingProfilePerTenant1795500000000,
   Tickets1795600000000,
+  Provisioning1795700000000,
 ];

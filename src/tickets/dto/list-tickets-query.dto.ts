@@ -17,7 +17,7 @@ const CommaList = () =>
   Transform(({ value }: { value: unknown }) => {
     const parts = Array.isArray(value) ? value : [value];
     return parts.every((part) => typeof part === 'string')
-      ? (parts).flatMap((part) => part.split(',')).map((part) => part.trim())
+      ? parts.flatMap((part) => part.split(',')).map((part) => part.trim())
       : value;
   });
 

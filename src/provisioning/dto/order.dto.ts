@@ -1,0 +1,136 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination';
+import { ApiInteger } from '../../common/swagger/api-types';
+import { IsTrimmedText, Trim } from '../../common/validation/text';
+import type { ProvisioningOrder } from '../provisioning.entity';
+import {
+  ORDER_ACTIONS,
+  ORDER_STATUSES,
+  OrderAction,
+  OrderStatus,
+  SERVICE_ACTIONS,
+  type ServiceAction,
+} from '../service-status';
+import { ServiceDto } from './service.dto';
+
+export class ServiceActionDto {
+  @ApiProperty({ enum: SERVICE_ACTIONS, example: OrderAction.Suspend })
+  @IsIn(SERVICE_ACTIONS, { message: `action must be one of ${SERVICE_ACTIONS.join(', ')}` })
+  action: ServiceAction;
+
+  @ApiPropertyOptional({
+    example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The new plan: change_plan only.',
+  })
+  @IsOptional()
+  @IsTrimmedText(64)
+  plan_id?: string;
+
+  @ApiPropertyOptional({ example: 'non_payment', maxLength: 500 })
+  @IsOptional()
+  @IsTrimmedText(500)
+  reason?: string;
+}
+
+export class ListOrdersQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  service_id?: string;
+
+  @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  subscriber_id?: string;
+
+  @ApiPropertyOptional({ enum: ORDER_STATUSES })
+  @IsOptional()
+  @IsIn(ORDER_STATUSES, { message: `status must be one of ${ORDER_STATUSES.join(', ')}` })
+  status?: OrderStatus;
+
+  @ApiPropertyOptional({ enum: ORDER_ACTIONS })
+  @IsOptional()
+  @IsIn(ORDER_ACTIONS, { message: `action must be one of ${ORDER_ACTIONS.join(', ')}` })
+  action?: OrderAction;
+}
+
+export class OrderDto {
+  @ApiProperty({ example: 'ord_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  id: string;
+
+  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  service_id: string;
+
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  subscriber_id: string;
+
+  @ApiProperty({ enum: ORDER_ACTIONS, example: OrderAction.Activate })
+  action: OrderAction;
+
+  @ApiProperty({ enum: ORDER_STATUSES, example: OrderStatus.Acknowledged })
+  status: OrderStatus;
+
+  @ApiProperty({
+    example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The plan once the order completes.',
+  })
+  plan_id: string;
+
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: null,
+    description: 'modify: what the network must see.',
+  })
+  changes: string[] | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  reason: string | null;
+
+  @ApiInteger({ example: 0, description: 'How often the network driver was tried.' })
+  attempts: number;
+
+  @ApiProperty({ nullable: true, type: String, description: "The driver's last error." })
+  last_error: string | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  completed_at: string | null;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  updated_at: string;
+
+  static from(order: ProvisioningOrder): OrderDto {
+    return {
+      id: order.id,
+      service_id: order.serviceId,
+      subscriber_id: order.subscriberId,
+      action: order.action,
+      status: order.status,
+      plan_id: order.planId,
+      changes: order.changes,
+      reason: order.reason,
+      attempts: order.attempts,
+      last_error: order.lastError,
+      completed_at: order.completedAt ? order.completedAt.toISOString() : null,
+      created_at: order.createdAt.toISOString(),
+      updated_at: order.updatedAt.toISOString(),
+    };
+  }
+}
+
+/** POST /subscribers/{id}/services: the new service and the order that activates it. */
+export class ServiceWithOrderDto {
+  @ApiProperty({ type: ServiceDto })
+  service: ServiceDto;
+
+  @ApiProperty({ type: OrderDto })
+  order: OrderDto;
+}

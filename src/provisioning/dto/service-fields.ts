@@ -1,0 +1,62 @@
+import { registerDecorator, type ValidationOptions } from 'class-validator';
+
+export const PPPOE_USERNAME = /^[A-Za-z0-9._@-]{3,64}$/;
+/** Printable ASCII: what every CPE's PPPoE client and every RADIUS attribute can carry. */
+export const PPPOE_PASSWORD = /^[\x20-\x7e]{8,128}$/;
+
+const MAC_FORMS = [
+  /^([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})$/i,
+  /^([0-9a-f]{2})([0-9a-f]{2})\.([0-9a-f]{2})([0-9a-f]{2})\.([0-9a-f]{2})([0-9a-f]{2})$/i,
+  /^([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i,
+];
+
+/** A MAC address in any usual form (`AA-BB-…`, `aabb.ccdd.eeff`, `aabbccddeeff`) as `aa:bb:cc:dd:ee:ff`, or null. */
+export function normalizeMac(value: string): string | null {
+  for (const form of MAC_FORMS) {
+    const match = form.exec(value.trim());
+    if (match) {
+      return match.slice(1).join(':').toLowerCase();
+    }
+  }
+  return null;
+}
+
+/** A dotted-quad IPv4 address a subscriber can be given: not this-network, loopback, multicast or reserved. */
+export function isUnicastIpv4(value: unknown): boolean {
+  if (typeof value !== 'string' || !/^\d{1,3}(\.\d{1,3}){3}$/.test(value)) {
+    return false;
+  }
+  const octets = value.split('.').map(Number);
+  if (octets.some((octet, index) => octet > 255 || String(octet) !== value.split('.')[index])) {
+    return false;
+  }
+  const [first] = octets;
+  return first !== 0 && first !== 127 && first < 224;
+}
+
+function custom(
+  name: string,
+  message: string,
+  validate: (value: unknown) => boolean,
+  options?: ValidationOptions,
+) {
+  return (object: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name,
+      target: object.constructor,
+      propertyName: String(propertyName),
+      options: { message: `${String(propertyName)} ${message}`, ...options },
+      validator: { validate },
+    });
+}
+
+export const IsMacAddress = (options?: ValidationOptions) =>
+  custom(
+    'isMacAddress',
+    'must be a MAC address, e.g. aa:bb:cc:dd:ee:ff',
+    (value) => typeof value === 'string' && normalizeMac(value) !== null,
+    options,
+  );
+
+export const IsUnicastIpv4 = (options?: ValidationOptions) =>
+  custom('isUnicastIpv4', 'must be a unicast IPv4 address, e.g. 203.0.113.10', isUnicastIpv4, options);

@@ -1,0 +1,147 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsIn, IsInt, IsOptional, Max, Min, ValidateIf } from 'class-validator';
+import { MAX_AMOUNT } from '../../common/money';
+import { PageQueryDto } from '../../common/pagination';
+import { ApiInteger, ApiMoney } from '../../common/swagger/api-types';
+import { IsCurrency } from '../../common/validation/is-currency';
+import { IsTrimmedText } from '../../common/validation/text';
+import type { ServicePlan } from '../provisioning.entity';
+
+/** Billing periods a plan may have; only monthly is billed today (recurring billing), the others are reserved. */
+export const BILLING_PERIODS = ['monthly'] as const;
+const MAX_KBPS = 100_000_000; // 100 Gbit/s
+
+const present = (_object: object, value: unknown) => value !== undefined;
+
+const speed = (direction: string, example: number) =>
+  ApiInteger({ example, minimum: 1, maximum: MAX_KBPS, description: `${direction} rate in kbit/s.` });
+
+export class CreateServicePlanDto {
+  @ApiProperty({ example: 'Fiber 500', maxLength: 100, description: 'Unique per tenant.' })
+  @IsTrimmedText(100)
+  name: string;
+
+  @speed('Download', 500_000)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_KBPS)
+  download_kbps: number;
+
+  @speed('Upload', 100_000)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_KBPS)
+  upload_kbps: number;
+
+  @ApiMoney({ example: 4999, description: 'Per billing period, in integer minor units (4999 = 49.99).' })
+  @IsInt()
+  @Min(0)
+  @Max(MAX_AMOUNT)
+  price: number;
+
+  @ApiProperty({ example: 'USD', description: 'ISO 4217.' })
+  @IsCurrency()
+  currency: string;
+
+  @ApiPropertyOptional({ enum: BILLING_PERIODS, default: 'monthly' })
+  @ValidateIf(present)
+  @IsIn(BILLING_PERIODS, { message: `billing_period must be one of ${BILLING_PERIODS.join(', ')}` })
+  billing_period: string = 'monthly';
+
+  @ApiPropertyOptional({
+    example: true,
+    default: true,
+    description: 'An inactive plan takes no new services.',
+  })
+  @ValidateIf(present)
+  @IsBoolean()
+  active: boolean = true;
+}
+
+/** PATCH: name and active always; speeds and price only while no live service uses the plan (409 plan_in_use). */
+export class UpdateServicePlanDto {
+  @ApiPropertyOptional({ example: 'Fiber 500 (legacy)' })
+  @ValidateIf(present)
+  @IsTrimmedText(100)
+  name?: string;
+
+  @ApiInteger({ required: false, minimum: 1, maximum: MAX_KBPS })
+  @ValidateIf(present)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_KBPS)
+  download_kbps?: number;
+
+  @ApiInteger({ required: false, minimum: 1, maximum: MAX_KBPS })
+  @ValidateIf(present)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_KBPS)
+  upload_kbps?: number;
+
+  @ApiMoney({ required: false })
+  @ValidateIf(present)
+  @IsInt()
+  @Min(0)
+  @Max(MAX_AMOUNT)
+  price?: number;
+
+  @ApiPropertyOptional({ example: false })
+  @ValidateIf(present)
+  @IsBoolean()
+  active?: boolean;
+}
+
+export class ListServicePlansQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: ['true', 'false'] })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'active must be true or false' })
+  active?: 'true' | 'false';
+}
+
+export class ServicePlanDto {
+  @ApiProperty({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  id: string;
+
+  @ApiProperty({ example: 'Fiber 500' })
+  name: string;
+
+  @ApiInteger({ example: 500_000 })
+  download_kbps: number;
+
+  @ApiInteger({ example: 100_000 })
+  upload_kbps: number;
+
+  @ApiMoney({ example: 4999 })
+  price: number;
+
+  @ApiProperty({ example: 'USD' })
+  currency: string;
+
+  @ApiProperty({ enum: BILLING_PERIODS, example: 'monthly' })
+  billing_period: string;
+
+  @ApiProperty({ example: true })
+  active: boolean;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  updated_at: string;
+
+  static from(plan: ServicePlan): ServicePlanDto {
+    return {
+      id: plan.id,
+      name: plan.name,
+      download_kbps: plan.downloadKbps,
+      upload_kbps: plan.uploadKbps,
+      price: plan.price,
+      currency: plan.currency,
+      billing_period: plan.billingPeriod,
+      active: plan.active,
+      created_at: plan.createdAt.toISOString(),
+      updated_at: plan.updatedAt.toISOString(),
+    };
+  }
+}

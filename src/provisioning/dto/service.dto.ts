@@ -1,0 +1,169 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination';
+import { IsFreeText, IsTrimmedText, Trim } from '../../common/validation/text';
+import type { Service } from '../provisioning.entity';
+import { SERVICE_STATUSES, ServiceStatus } from '../service-status';
+import { IsMacAddress, IsUnicastIpv4, PPPOE_PASSWORD, PPPOE_USERNAME } from './service-fields';
+
+const PASSWORD_DESCRIPTION =
+  'Write-only: 8–128 printable ASCII characters, kept for the network to check and never returned, logged or sent ' +
+  'in an event.';
+
+export class CreateServiceDto {
+  @ApiProperty({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'An active plan of this tenant.' })
+  @IsTrimmedText(64)
+  plan_id: string;
+
+  @ApiProperty({
+    example: 'ada.lovelace',
+    description: '3–64 of A–Z a–z 0–9 . _ @ -; unique among the tenant’s services that are not terminated.',
+  })
+  @Trim()
+  @IsString()
+  @Matches(PPPOE_USERNAME, { message: 'pppoe_username must be 3 to 64 of A-Z a-z 0-9 . _ @ -' })
+  pppoe_username: string;
+
+  @ApiProperty({ example: 'correct-horse-42', writeOnly: true, description: PASSWORD_DESCRIPTION })
+  @IsString()
+  @Matches(PPPOE_PASSWORD, { message: 'pppoe_password must be 8 to 128 printable ASCII characters' })
+  pppoe_password: string;
+
+  @ApiPropertyOptional({
+    example: '203.0.113.10',
+    description: 'A unicast IPv4 address; unique among the tenant’s services that are not terminated.',
+  })
+  @IsOptional()
+  @Trim()
+  @IsUnicastIpv4()
+  static_ipv4?: string;
+
+  @ApiPropertyOptional({
+    example: 'AA-BB-CC-00-11-22',
+    description: 'Any usual form; answered as aa:bb:cc:00:11:22.',
+  })
+  @IsOptional()
+  @IsMacAddress()
+  cpe_mac?: string;
+
+  @ApiPropertyOptional({ example: '12 Fibre Lane, Springfield', maxLength: 500 })
+  @IsOptional()
+  @IsTrimmedText(500)
+  installation_address?: string;
+}
+
+/** PATCH: what the network sees (password, static IP) produces a modify order; cpe_mac and the address do not. */
+export class UpdateServiceDto {
+  @ApiPropertyOptional({ example: 'battery-staple-7', writeOnly: true, description: PASSWORD_DESCRIPTION })
+  @IsOptional()
+  @IsString()
+  @Matches(PPPOE_PASSWORD, { message: 'pppoe_password must be 8 to 128 printable ASCII characters' })
+  pppoe_password?: string;
+
+  @ApiPropertyOptional({ example: '203.0.113.11', nullable: true, type: String })
+  @IsOptional()
+  @Trim()
+  @IsUnicastIpv4()
+  static_ipv4?: string | null;
+
+  @ApiPropertyOptional({ example: 'aa:bb:cc:00:11:23', nullable: true, type: String })
+  @IsOptional()
+  @IsMacAddress()
+  cpe_mac?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, maxLength: 500 })
+  @IsOptional()
+  @IsFreeText(500)
+  installation_address?: string | null;
+}
+
+export class ListServicesQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  subscriber_id?: string;
+
+  @ApiPropertyOptional({ enum: SERVICE_STATUSES })
+  @IsOptional()
+  @IsIn(SERVICE_STATUSES, { message: `status must be one of ${SERVICE_STATUSES.join(', ')}` })
+  status?: ServiceStatus;
+
+  @ApiPropertyOptional({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  plan_id?: string;
+
+  @ApiPropertyOptional({ example: 'ada.lovelace', description: 'Exact match.' })
+  @IsOptional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  pppoe_username?: string;
+}
+
+export class ServiceDto {
+  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  id: string;
+
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  subscriber_id: string;
+
+  @ApiProperty({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  plan_id: string;
+
+  @ApiProperty({ enum: SERVICE_STATUSES, example: ServiceStatus.Pending })
+  status: ServiceStatus;
+
+  @ApiProperty({ example: 'ada.lovelace' })
+  pppoe_username: string;
+
+  @ApiProperty({
+    example: 'acme-fiber/ada.lovelace',
+    description: 'The login the CPE sends over PPPoE: `<tenant slug>/<pppoe_username>` (docs/network.md).',
+  })
+  radius_username: string;
+
+  @ApiProperty({ example: '203.0.113.10', nullable: true, type: String })
+  static_ipv4: string | null;
+
+  @ApiProperty({ example: 'aa:bb:cc:00:11:22', nullable: true, type: String })
+  cpe_mac: string | null;
+
+  @ApiProperty({ example: '12 Fibre Lane, Springfield', nullable: true, type: String })
+  installation_address: string | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  activated_at: string | null;
+
+  @ApiProperty({ nullable: true, type: String })
+  terminated_at: string | null;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
+  updated_at: string;
+
+  /** Never the password: the answer, the events and the logs are built from this. */
+  static from(service: Service): ServiceDto {
+    return {
+      id: service.id,
+      subscriber_id: service.subscriberId,
+      plan_id: service.planId,
+      status: service.status,
+      pppoe_username: service.pppoeUsername,
+      radius_username: service.radiusUsername,
+      static_ipv4: service.staticIpv4,
+      cpe_mac: service.cpeMac,
+      installation_address: service.installationAddress,
+      activated_at: service.activatedAt ? service.activatedAt.toISOString() : null,
+      terminated_at: service.terminatedAt ? service.terminatedAt.toISOString() : null,
+      created_at: service.createdAt.toISOString(),
+      updated_at: service.updatedAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,7 @@
+// The provisioning domain's public surface: other modules import provisioning only from here (docs/architecture.md).
+// Entities first: a domain whose entity references a service may be loaded while this file is still loading.
+export { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
+export { OrderAction, OrderStatus, ServiceStatus } from './service-status';
+export { NETWORK_DRIVER, DriverError, type NetworkDriver } from './network/network-driver';
+export { ServicesService } from './services.service';
+export { ProvisioningModule } from './provisioning.module';

@@ -1,0 +1,34 @@
+import type { ProvisioningOrder, Service, ServicePlan } from '../provisioning.entity';
+
+/** Nest's token for the configured driver (NETWORK_DRIVER). */
+export const NETWORK_DRIVER = Symbol('NETWORK_DRIVER');
+
+/**
+ * Carries an order to the network. `service` and `plan` are the service as it is once the order completes (its new
+ * status and plan); applying the same order twice must leave the network as applying it once (the worker retries,
+ * and takes over the orders of a worker that died).
+ */
+export interface NetworkDriver {
+  readonly name: string;
+  apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** A driver's failure; a transient one is retried with backoff (PROVISIONING_RETRY_DELAYS_S), any other fails. */
+export class DriverError extends Error {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** NETWORK_DRIVER=none: for setups with no network; orders complete without reaching anything (said at boot). */
+export class NoNetworkDriver implements NetworkDriver {
+  readonly name = 'none';
+
+  async apply(): Promise<void> {
+    // Nothing to reach.
+  }
+}

@@ -1,0 +1,45 @@
+import { Module } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { EventsModule } from '../events';
+import { TenancyModule } from '../gateway';
+import { SubscribersModule } from '../subscribers';
+import { NETWORK_DRIVER, NoNetworkDriver, type NetworkDriver } from './network/network-driver';
+import { RadiusSqlDriver } from './network/radius-sql.driver';
+import { ProvisioningOrdersController } from './provisioning-orders.controller';
+import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
+import { ProvisioningOrdersService } from './provisioning-orders.service';
+import { ProvisioningWorker } from './provisioning-worker';
+import { RadiusRepository } from './radius.repository';
+import { ServicePlansController } from './service-plans.controller';
+import { ServicePlansRepository } from './service-plans.repository';
+import { ServicePlansService } from './service-plans.service';
+import { ServicesController } from './services.controller';
+import { ServicesRepository } from './services.repository';
+import { ServicesService } from './services.service';
+
+/** NETWORK_DRIVER picks what carries orders to the network (docs/network.md). */
+function networkDriver(config: AppConfig, dataSource: DataSource): NetworkDriver {
+  if (config.provisioning.driver === 'none') {
+    return new NoNetworkDriver();
+  }
+  return new RadiusSqlDriver(new RadiusRepository(dataSource, config.provisioning.radiusDatabaseUrl));
+}
+
+@Module({
+  imports: [EventsModule, SubscribersModule, TenancyModule],
+  controllers: [ServicePlansController, ServicesController, ProvisioningOrdersController],
+  providers: [
+    { provide: NETWORK_DRIVER, useFactory: networkDriver, inject: [APP_CONFIG, getDataSourceToken()] },
+    ServicePlansService,
+    ServicesService,
+    ProvisioningOrdersService,
+    ProvisioningWorker,
+    ServicePlansRepository,
+    ServicesRepository,
+    ProvisioningOrdersRepository,
+  ],
+  exports: [ServicesService],
+})
+export class ProvisioningModule {}

@@ -1,0 +1,63 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Page } from '../common/envelope/envelope';
+import { paginate, type PageQueryDto } from '../common/pagination';
+import { lockForUpdate } from '../database/lock-for-update';
+import { Service } from './provisioning.entity';
+import type { ServiceStatus } from './service-status';
+
+export interface ServiceFilter {
+  subscriberId?: string;
+  status?: ServiceStatus;
+  planId?: string;
+  pppoeUsername?: string;
+}
+
+/** The only place the services table is read and written. */
+@Injectable()
+export class ServicesRepository {
+  async insert(manager: EntityManager, service: Service): Promise<void> {
+    await manager.insert(Service, service);
+  }
+
+  findById(manager: EntityManager, tenantId: string, id: string): Promise<Service | null> {
+    return manager.findOne(Service, { where: { tenantId, id } });
+  }
+
+  lockForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Service> {
+    return lockForUpdate(manager, Service, tenantId, id, 'service');
+  }
+
+  async update(manager: EntityManager, service: Service): Promise<void> {
+    const changes: Partial<Service> = { ...service };
+    for (const fixed of ['tenantId', 'id', 'subscriberId', 'createdAt'] as const) {
+      delete changes[fixed];
+    }
+    await manager.update(Service, { tenantId: service.tenantId, id: service.id }, changes);
+  }
+
+  page(
+    manager: EntityManager,
+    tenantId: string,
+    filter: ServiceFilter,
+    query: PageQueryDto,
+  ): Promise<Page<Service>> {
+    const qb = manager
+      .getRepository(Service)
+      .createQueryBuilder('service')
+      .where('service.tenantId = :tenantId', { tenantId });
+    if (filter.subscriberId !== undefined) {
+      qb.andWhere('service.subscriberId = :subscriberId', { subscriberId: filter.subscriberId });
+    }
+    if (filter.status !== undefined) {
+      qb.andWhere('service.status = :status', { status: filter.status });
+    }
+    if (filter.planId !== undefined) {
+      qb.andWhere('service.planId = :planId', { planId: filter.planId });
+    }
+    if (filter.pppoeUsername !== undefined) {
+      qb.andWhere('service.pppoeUsername = :username', { username: filter.pppoeUsername });
+    }
+    return paginate(qb, query);
+  }
+}

@@ -1,0 +1,235 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Page } from '../common/envelope/envelope';
+import { ApiError } from '../common/errors/api-error';
+import { isUniqueViolation } from '../common/errors/postgres-errors';
+import { newId } from '../common/ids';
+import type { AuthContext } from '../common/request-context';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
+import { EventsService } from '../events';
+import { TenantsService } from '../gateway';
+import { SubscribersService, SubscriberStatus } from '../subscribers';
+import { OrderDto, ServiceActionDto, ServiceWithOrderDto } from './dto/order.dto';
+import { normalizeMac } from './dto/service-fields';
+import { CreateServiceDto, ListServicesQueryDto, ServiceDto, UpdateServiceDto } from './dto/service.dto';
+import { orderInProgress, ProvisioningOrdersService } from './provisioning-orders.service';
+import { Service } from './provisioning.entity';
+import { ServicePlansRepository } from './service-plans.repository';
+import { OrderAction, ServiceStatus, statusAfter } from './service-status';
+import { ServicesRepository } from './services.repository';
+
+/** The database's uniqueness verdicts as the API's answers. */
+function writeError(error: unknown): ApiError | null {
+  if (isUniqueViolation(error, 'uq_services_pppoe_username')) {
+    return new ApiError(
+      'duplicate_service_username',
+      'A service that is not terminated already has this PPPoE username.',
+      'pppoe_username',
+    );
+  }
+  if (isUniqueViolation(error, 'uq_services_static_ipv4')) {
+    return new ApiError(
+      'duplicate_ip_address',
+      'A service that is not terminated already has this static IPv4 address.',
+      'static_ipv4',
+    );
+  }
+  return null;
+}
+
+const NOT_SERVICEABLE: readonly SubscriberStatus[] = [SubscriberStatus.Cancelled, SubscriberStatus.Archived];
+
+@Injectable()
+export class ServicesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly services: ServicesRepository,
+    private readonly plans: ServicePlansRepository,
+    private readonly orders: ProvisioningOrdersService,
+    private readonly subscribers: SubscribersService,
+    private readonly tenants: TenantsService,
+  ) {}
+
+  /** The service (pending) and its activate order, one transaction; answered 202: the network is reached later. */
+  async create(auth: AuthContext, subscriberId: string, dto: CreateServiceDto): Promise<ServiceWithOrderDto> {
+    const { tenantId } = auth;
+    const subscriber = await this.subscribers.getById(tenantId, subscriberId);
+    if (NOT_SERVICEABLE.includes(subscriber.status)) {
+      throw new ApiError(
+        'subscriber_not_serviceable',
+        `Subscriber ${subscriberId} is ${subscriber.status} and takes no new services.`,
+        'subscriber_id',
+      );
+    }
+    const tenant = await this.tenants.findByIdOrSlug(tenantId);
+    try {
+      return await this.tx.run(auth, async (tx) => {
+        const plan = await this.activePlan(tx, tenantId, dto.plan_id);
+        const now = new Date();
+        const service = Object.assign(new Service(), {
+          tenantId,
+          id: newId('svc', now),
+          subscriberId,
+          planId: plan.id,
+          status: ServiceStatus.Pending,
+          pppoeUsername: dto.pppoe_username,
+          radiusUsername: `${tenant?.slug ?? tenantId}/${dto.pppoe_username}`,
+          pppoePassword: dto.pppoe_password,
+          staticIpv4: dto.static_ipv4 ?? null,
+          cpeMac: dto.cpe_mac ? normalizeMac(dto.cpe_mac) : null,
+          installationAddress: dto.installation_address ?? null,
+          activatedAt: null,
+          terminatedAt: null,
+          createdAt: now,
+          updatedAt: now,
+        });
+        await this.services.insert(tx.manager, service);
+        const answer = ServiceDto.from(service);
+        await this.events.append(tx, {
+          tenantId,
+          type: 'service.created',
+          subjectId: service.id,
+          object: answer,
+        });
+        const order = await this.orders.open(tx, service, OrderAction.Activate, { planId: plan.id });
+        return { service: answer, order: OrderDto.from(order) };
+      });
+    } catch (error) {
+      throw writeError(error) ?? error;
+    }
+  }
+
+  async get(tenantId: string, id: string): Promise<Service> {
+    const service = await this.services.findById(this.dataSource.manager, tenantId, id);
+    if (!service) {
+      throw ApiError.notFound('service', id);
+    }
+    return service;
+  }
+
+  list(tenantId: string, query: ListServicesQueryDto): Promise<Page<Service>> {
+    return this.services.page(this.dataSource.manager, tenantId, this.filterOf(query), query);
+  }
+
+  async listForSubscriber(
+    tenantId: string,
+    subscriberId: string,
+    query: ListServicesQueryDto,
+  ): Promise<Page<Service>> {
+    await this.subscribers.getById(tenantId, subscriberId);
+    const filter = { ...this.filterOf(query), subscriberId };
+    return this.services.page(this.dataSource.manager, tenantId, filter, query);
+  }
+
+  /**
+   * Saves the fields; what the network sees (the password, the static address) is carried there by a modify order,
+   * so such a change waits for the service's open order (409 order_in_progress).
+   */
+  async update(auth: AuthContext, id: string, dto: UpdateServiceDto): Promise<ServiceDto> {
+    try {
+      return await this.tx.run(auth, async (tx) => {
+        const service = await this.services.lockForUpdate(tx.manager, auth.tenantId, id);
+        if (service.status === ServiceStatus.Terminated) {
+          throw new ApiError(
+            'invalid_state_transition',
+            `Service ${id} is terminated and read-only.`,
+            'status',
+          );
+        }
+        const changed: string[] = [];
+        const set = <K extends keyof Service>(field: string, key: K, value: Service[K] | undefined) => {
+          if (value !== undefined && service[key] !== value) {
+            service[key] = value;
+            changed.push(field);
+          }
+        };
+        set('pppoe_password', 'pppoePassword', dto.pppoe_password);
+        set('static_ipv4', 'staticIpv4', dto.static_ipv4);
+        set(
+          'cpe_mac',
+          'cpeMac',
+          dto.cpe_mac === undefined || dto.cpe_mac === null ? dto.cpe_mac : normalizeMac(dto.cpe_mac),
+        );
+        set('installation_address', 'installationAddress', dto.installation_address);
+        if (changed.length === 0) {
+          return ServiceDto.from(service);
+        }
+        service.updatedAt = new Date();
+        await this.services.update(tx.manager, service);
+        const answer = ServiceDto.from(service);
+        await this.events.append(tx, {
+          tenantId: auth.tenantId,
+          type: 'service.updated',
+          subjectId: service.id,
+          object: answer,
+          details: { changed_fields: changed },
+        });
+        const networkChanges = changed.filter((field) => ['pppoe_password', 'static_ipv4'].includes(field));
+        if (networkChanges.length > 0) {
+          await this.orders.open(tx, service, OrderAction.Modify, {
+            planId: service.planId,
+            changes: networkChanges,
+          });
+        }
+        return answer;
+      });
+    } catch (error) {
+      throw writeError(error) ?? error;
+    }
+  }
+
+  /** An action becomes an order; the service moves when the order completes. */
+  act(auth: AuthContext, id: string, dto: ServiceActionDto): Promise<OrderDto> {
+    const changingPlan = dto.action === OrderAction.ChangePlan;
+    if (changingPlan && dto.plan_id === undefined) {
+      throw new ApiError('missing_field', 'plan_id is required to change_plan.', 'plan_id');
+    }
+    if (!changingPlan && dto.plan_id !== undefined) {
+      throw new ApiError('validation_failed', 'plan_id applies to change_plan only.', 'plan_id');
+    }
+    return this.tx.run(auth, async (tx) => {
+      const service = await this.services.lockForUpdate(tx.manager, auth.tenantId, id);
+      statusAfter(dto.action, service.status);
+      let planId = service.planId;
+      if (changingPlan) {
+        planId = (await this.activePlan(tx, auth.tenantId, dto.plan_id as string)).id;
+        if (planId === service.planId) {
+          throw new ApiError('validation_failed', 'The service is already on this plan.', 'plan_id');
+        }
+      }
+      if (await this.orders.hasOpen(tx, service)) {
+        throw orderInProgress(service.id);
+      }
+      const order = await this.orders.open(tx, service, dto.action, { planId, reason: dto.reason ?? null });
+      return OrderDto.from(order);
+    });
+  }
+
+  /** The tenant's plan, which must take new services: 422 on plan_id otherwise. */
+  private async activePlan(tx: Tx, tenantId: string, planId: string) {
+    const plan = await this.plans.findById(tx.manager, tenantId, planId);
+    if (!plan) {
+      throw new ApiError('invalid_reference', `No service plan ${planId} exists.`, 'plan_id');
+    }
+    if (!plan.active) {
+      throw new ApiError(
+        'validation_failed',
+        `Service plan ${planId} is inactive and takes no new services.`,
+        'plan_id',
+      );
+    }
+    return plan;
+  }
+
+  private filterOf(query: ListServicesQueryDto) {
+    return {
+      subscriberId: query.subscriber_id,
+      status: query.status,
+      planId: query.plan_id,
+      pppoeUsername: query.pppoe_username,
+    };
+  }
+}
