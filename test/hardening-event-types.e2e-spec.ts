@@ -36,6 +36,19 @@ const EMITTED = [
   'ticket.status_changed',
   'ticket.comment_added',
   'ticket_settings.updated',
+  'service_plan.created',
+  'service_plan.updated',
+  'service.created',
+  'service.updated',
+  'service.activated',
+  'service.suspended',
+  'service.resumed',
+  'service.plan_changed',
+  'service.terminated',
+  'provisioning_order.created',
+  'provisioning_order.completed',
+  'provisioning_order.failed',
+  'provisioning_order.cancelled',
 ];
 
 /**

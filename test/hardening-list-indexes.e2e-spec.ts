@@ -113,6 +113,28 @@ const CASES: { filter: string; sql: string; params: unknown[]; index: string }[]
     params: ['ten_x', value],
     index,
   })),
+  ...(
+    [
+      ['services', 'subscriber_id', 'sub_x', 'ix_services_tenant_subscriber_created'],
+      ['services', 'status', 'active', 'ix_services_tenant_status_created'],
+      ['services', 'plan_id', 'plan_x', 'ix_services_tenant_plan_created'],
+      ['provisioning_orders', 'service_id', 'svc_x', 'ix_provisioning_orders_tenant_service_created'],
+      ['provisioning_orders', 'subscriber_id', 'sub_x', 'ix_provisioning_orders_tenant_subscriber_created'],
+      ['provisioning_orders', 'status', 'failed', 'ix_provisioning_orders_tenant_status_created'],
+      ['provisioning_orders', 'action', 'suspend', 'ix_provisioning_orders_tenant_action_created'],
+    ] as const
+  ).map(([table, column, value, index]) => ({
+    filter: `GET /${table === 'services' ? 'services' : 'provisioning-orders'}?${column}=`,
+    sql: `SELECT id FROM ${table} WHERE tenant_id = $1 AND ${column} = $2 ${PAGE}`,
+    params: ['ten_x', value],
+    index,
+  })),
+  {
+    filter: 'GET /services?pppoe_username=',
+    sql: `SELECT id FROM services WHERE tenant_id = $1 AND pppoe_username = $2 ${PAGE}`,
+    params: ['ten_x', 'ada'],
+    index: 'ix_services_tenant_username',
+  },
   {
     filter: 'GET /tickets?overdue=true',
     sql:

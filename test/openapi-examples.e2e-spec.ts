@@ -105,6 +105,21 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     { operationId: 'updateTicket', params: (all) => ({ id: all.ticket }) },
     { operationId: 'changeTicketStatus', params: (all) => ({ id: all.ticket }) },
     { operationId: 'createTicketComment', params: (all) => ({ id: all.ticket }) },
+    { operationId: 'createServicePlan', keep: (data, all) => (all.plan = data.id as string) },
+    { operationId: 'updateServicePlan', params: (all) => ({ id: all.plan }) },
+    {
+      operationId: 'createSubscriberService',
+      params: (all) => ({ id: all.subscriber }),
+      body: (all) => ({ plan_id: all.plan }),
+      keep: (data, all) => {
+        all.service = (data.service as { id: string }).id;
+        all.order = (data.order as { id: string }).id;
+      },
+    },
+    { operationId: 'updateService', params: (all) => ({ id: all.service }) },
+    // The worker is off here, so the activate order waits to be cancelled, and the service stays pending.
+    { operationId: 'cancelProvisioningOrder', params: (all) => ({ id: all.order }) },
+    { operationId: 'actOnService', params: (all) => ({ id: all.service }) },
     { operationId: 'createWebhook', keep: (data, all) => (all.webhook = data.id as string) },
     { operationId: 'updateWebhook', params: (all) => ({ id: all.webhook }) },
     { operationId: 'rotateWebhookSecret', params: (all) => ({ id: all.webhook }) },
@@ -118,7 +133,11 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
 
   beforeAll(async () => {
     // example.com is a public name, but the test machine may resolve nothing; and no delivery should go out.
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_WORKER_ENABLED: 'false' });
+    t = await startTestApp({
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_WORKER_ENABLED: 'false',
+      PROVISIONING_WORKER_ENABLED: 'false',
+    });
   });
 
   afterAll(async () => {

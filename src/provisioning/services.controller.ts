@@ -137,7 +137,7 @@ export class ServicesController {
     'invalid_state_transition',
     'order_in_progress',
   )
-  @ApiExampleBody(ServiceActionDto, { action: 'suspend', reason: 'non_payment' })
+  @ApiExampleBody(ServiceActionDto, { action: 'terminate', reason: 'Moved out of the coverage area' })
   async actOnService(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
