@@ -1,0 +1,561 @@
+import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { DriverError, NETWORK_DRIVER, type NetworkDriver } from '../src/provisioning';
+import { expectError, expectList, expectSuccess } from './support/envelope';
+import { bearer } from './support/factories';
+import {
+  createPlan,
+  createService,
+  getService,
+  type Order,
+  postAction,
+  PROVISIONING_SCOPES,
+  radiusRows,
+  type RadiusAttribute,
+  type RadiusRows,
+  type Service,
+  type ServicePlan,
+  uniquePppoeUsername,
+  waitForOrder,
+} from './support/provisioning-factory';
+import { createSubscriber, listen } from './support/subscriber-factory';
+import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from './support/test-app';
+
+const FAST_WORKER = { PROVISIONING_RETRY_DELAYS_S: '0.05,0.05', PROVISIONING_POLL_MS: '50' };
+const SEED = 20_261_216;
+const RUNS = 25;
+
+type Status = 'pending' | 'active' | 'suspended' | 'terminated';
+
+const NO_ROWS: RadiusRows = { check: [], reply: [], groups: [] };
+
+/** Attributes in one order whatever the database's collation. */
+function sortAttributes(rows: RadiusAttribute[]): RadiusAttribute[] {
+  const key = (row: RadiusAttribute) => `${row.attribute}\u0000${row.value}`;
+  return [...rows].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/** docs/network.md: the rows a service in `status` should have, by its password, plan and static address. */
+function expectedRows(
+  status: Status,
+  password: string,
+  plan: Pick<ServicePlan, 'download_kbps' | 'upload_kbps'>,
+  staticIpv4: string | null,
+): RadiusRows {
+  const check = [{ attribute: 'Cleartext-Password', op: ':=', value: password }];
+  switch (status) {
+    case 'active':
+      return {
+        check,
+        reply: sortAttributes([
+          {
+            attribute: 'Mikrotik-Rate-Limit',
+            op: ':=',
+            value: `${plan.upload_kbps}k/${plan.download_kbps}k`,
+          },
+          { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: String(plan.download_kbps * 1000) },
+          { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: String(plan.upload_kbps * 1000) },
+          ...(staticIpv4 ? [{ attribute: 'Framed-IP-Address', op: ':=', value: staticIpv4 }] : []),
+        ]),
+        groups: [],
+      };
+    case 'suspended':
+      return { check, reply: [], groups: [{ groupname: 'suspended', priority: 0 }] };
+    case 'pending':
+    case 'terminated':
+      return NO_ROWS;
+  }
+}
+
+/** The rows of a radius username, attributes sorted as expectedRows sorts them. */
+async function rowsOf(t: TestApp, username: string): Promise<RadiusRows> {
+  const rows = await radiusRows(t, username);
+  return { check: sortAttributes(rows.check), reply: sortAttributes(rows.reply), groups: rows.groups };
+}
+
+/**
+ * Fails the next activation attempts of a radius username (known before its service exists) for good, leaving the
+ * service pending; every other attempt goes to the real radius-sql driver.
+ */
+function scriptDriver(t: TestApp) {
+  const driver = t.app.get<NetworkDriver>(NETWORK_DRIVER);
+  const original = driver.apply.bind(driver);
+  const failing = new Set<string>();
+  const spy = jest.spyOn(driver, 'apply').mockImplementation(async (order, service, plan) => {
+    if (failing.delete(service.radiusUsername)) {
+      throw new DriverError('NAS unknown', false);
+    }
+    return original(order, service, plan);
+  });
+  return {
+    failNext(radiusUsername: string): void {
+      failing.add(radiusUsername);
+    },
+    restore(): void {
+      spy.mockRestore();
+    },
+  };
+}
+
+const uniquePassword = (label = 'pw') => `${label}-${randomBytes(6).toString('hex')}`;
+
+async function listOrders(t: TestApp, token: string, query: Record<string, string>): Promise<Order[]> {
+  const res = await request(t.http)
+    .get('/api/v1/provisioning-orders')
+    .query({ limit: '100', ...query })
+    .set(bearer(token));
+  expectList(res);
+  return res.body.data as Order[];
+}
+
+const patchService = (t: TestApp, token: string, serviceId: string, body: Record<string, unknown>) =>
+  request(t.http).patch(`/api/v1/services/${serviceId}`).set(bearer(token)).send(body);
+
+/** Issue #16: the FreeRADIUS tables the radius-sql driver keeps for each service. */
+describe('Provisioning: RADIUS rows (radius-sql)', () => {
+  let t: TestApp;
+  let driver: ReturnType<typeof scriptDriver>;
+  let isp: TenantWithToken;
+  let subscriberId: string;
+  let basic: ServicePlan;
+  let fast: ServicePlan;
+  let nextIp = 1;
+
+  beforeAll(async () => {
+    t = await startTestApp(FAST_WORKER);
+    await listen(t);
+    driver = scriptDriver(t);
+    isp = await createTenantWithToken(t, PROVISIONING_SCOPES);
+    subscriberId = (await createSubscriber(t, isp.token, { status: 'active' })).id;
+    basic = await createPlan(t, isp.token, { download_kbps: 50_000, upload_kbps: 10_000 });
+    fast = await createPlan(t, isp.token, { download_kbps: 300_000, upload_kbps: 75_000 });
+  });
+
+  afterAll(async () => {
+    driver.restore();
+    await t.close();
+  });
+
+  /** A static address no other service of the tenant has. */
+  const freshIp = () => `198.51.100.${nextIp++}`;
+
+  /** Waits for the order to end and requires it completed. */
+  async function completes(token: string, orderId: string): Promise<Order> {
+    const order = await waitForOrder(t, token, orderId, ['completed', 'failed', 'cancelled']);
+    expect(order).toMatchObject({ status: 'completed', last_error: null });
+    return order;
+  }
+
+  async function act(serviceId: string, body: Record<string, unknown>, token = isp.token): Promise<Service> {
+    const res = await postAction(t, token, serviceId, body);
+    expectSuccess(res, 202);
+    await completes(token, res.body.data.id);
+    return getService(t, token, serviceId);
+  }
+
+  /** PATCHes the service and waits for the modify order it opens. */
+  async function modify(serviceId: string, body: Record<string, unknown>): Promise<Service> {
+    const res = await patchService(t, isp.token, serviceId, body);
+    expectSuccess(res);
+    const [order] = await listOrders(t, isp.token, { service_id: serviceId });
+    expect(order.action).toBe('modify');
+    await completes(isp.token, order.id);
+    return getService(t, isp.token, serviceId);
+  }
+
+  /** An active service on `plan` with a known password. */
+  async function activeService(plan: ServicePlan, overrides: Record<string, unknown> = {}) {
+    const password = uniquePassword();
+    const { service, order } = await createService(t, isp.token, subscriberId, {
+      plan_id: plan.id,
+      pppoe_password: password,
+      ...overrides,
+    });
+    await completes(isp.token, order.id);
+    return { service: await getService(t, isp.token, service.id), password };
+  }
+
+  describe('one row set per service state', () => {
+    it('should give an activated service its password, its plan’s rate and its static address, and no group', async () => {
+      const pppoe = uniquePppoeUsername();
+      const ip = freshIp();
+      const { service, password } = await activeService(basic, { pppoe_username: pppoe, static_ipv4: ip });
+      expect(service).toMatchObject({ status: 'active', radius_username: `${isp.slug}/${pppoe}` });
+      expect(await rowsOf(t, service.radius_username)).toEqual({
+        check: [{ attribute: 'Cleartext-Password', op: ':=', value: password }],
+        reply: [
+          { attribute: 'Framed-IP-Address', op: ':=', value: ip },
+          { attribute: 'Mikrotik-Rate-Limit', op: ':=', value: '10000k/50000k' },
+          { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: '50000000' },
+          { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: '10000000' },
+        ],
+        groups: [],
+      });
+    });
+
+    it('should write no Framed-IP-Address for a service without a static address', async () => {
+      const { service, password } = await activeService(fast);
+      expect(await rowsOf(t, service.radius_username)).toEqual({
+        check: [{ attribute: 'Cleartext-Password', op: ':=', value: password }],
+        reply: [
+          { attribute: 'Mikrotik-Rate-Limit', op: ':=', value: '75000k/300000k' },
+          { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: '300000000' },
+          { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: '75000000' },
+        ],
+        groups: [],
+      });
+    });
+
+    it('should keep only the password of a suspended service and put it in the suspended group, which rejects', async () => {
+      const { service, password } = await activeService(basic, { static_ipv4: freshIp() });
+      expect((await act(service.id, { action: 'suspend', reason: 'non_payment' })).status).toBe('suspended');
+      expect(await rowsOf(t, service.radius_username)).toEqual({
+        check: [{ attribute: 'Cleartext-Password', op: ':=', value: password }],
+        reply: [],
+        groups: [{ groupname: 'suspended', priority: 0 }],
+      });
+      expect(
+        await t.dataSource.query(
+          `SELECT attribute, op, value FROM radgroupcheck WHERE groupname = 'suspended'`,
+        ),
+      ).toEqual([{ attribute: 'Auth-Type', op: ':=', value: 'Reject' }]);
+      expect(
+        await t.dataSource.query(
+          `SELECT attribute, op, value FROM radgroupreply WHERE groupname = 'suspended'`,
+        ),
+      ).toEqual([{ attribute: 'Reply-Message', op: ':=', value: 'Service suspended' }]);
+    });
+
+    it('should give a resumed service its rate and address back and take it out of the group', async () => {
+      const ip = freshIp();
+      const { service, password } = await activeService(basic, { static_ipv4: ip });
+      await act(service.id, { action: 'suspend' });
+      expect((await act(service.id, { action: 'resume' })).status).toBe('active');
+      expect(await rowsOf(t, service.radius_username)).toEqual(expectedRows('active', password, basic, ip));
+    });
+
+    it('should write the new plan’s rate once an active service’s change_plan completes', async () => {
+      const ip = freshIp();
+      const { service, password } = await activeService(basic, { static_ipv4: ip });
+      const changed = await act(service.id, { action: 'change_plan', plan_id: fast.id });
+      expect(changed).toMatchObject({ status: 'active', plan_id: fast.id });
+      expect(await rowsOf(t, service.radius_username)).toEqual({
+        check: [{ attribute: 'Cleartext-Password', op: ':=', value: password }],
+        reply: [
+          { attribute: 'Framed-IP-Address', op: ':=', value: ip },
+          { attribute: 'Mikrotik-Rate-Limit', op: ':=', value: '75000k/300000k' },
+          { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: '300000000' },
+          { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: '75000000' },
+        ],
+        groups: [],
+      });
+    });
+
+    it('should keep a suspended service suspended through change_plan, and give it the new rate on resume', async () => {
+      const { service, password } = await activeService(basic);
+      await act(service.id, { action: 'suspend' });
+      const changed = await act(service.id, { action: 'change_plan', plan_id: fast.id });
+      expect(changed).toMatchObject({ status: 'suspended', plan_id: fast.id });
+      expect(await rowsOf(t, service.radius_username)).toEqual(
+        expectedRows('suspended', password, fast, null),
+      );
+      await act(service.id, { action: 'resume' });
+      expect(await rowsOf(t, service.radius_username)).toEqual(expectedRows('active', password, fast, null));
+    });
+
+    it('should rewrite the password and the address through a modify order, and drop the address when cleared', async () => {
+      const { service } = await activeService(basic, { static_ipv4: freshIp() });
+      const password = uniquePassword('changed');
+      const ip = freshIp();
+      const modified = await modify(service.id, { pppoe_password: password, static_ipv4: ip });
+      expect(modified.static_ipv4).toBe(ip);
+      const [order] = await listOrders(t, isp.token, { service_id: service.id });
+      expect(order.changes).toEqual(['pppoe_password', 'static_ipv4']);
+      expect(await rowsOf(t, service.radius_username)).toEqual(expectedRows('active', password, basic, ip));
+
+      expect((await modify(service.id, { static_ipv4: null })).static_ipv4).toBeNull();
+      expect(await rowsOf(t, service.radius_username)).toEqual(expectedRows('active', password, basic, null));
+    });
+
+    it('should change a suspended service’s password without giving it any reply rows', async () => {
+      const { service } = await activeService(basic);
+      await act(service.id, { action: 'suspend' });
+      const password = uniquePassword('suspended');
+      await modify(service.id, { pppoe_password: password, static_ipv4: freshIp() });
+      expect(await rowsOf(t, service.radius_username)).toEqual(
+        expectedRows('suspended', password, basic, null),
+      );
+    });
+
+    it.each(['active', 'suspended'] as const)(
+      'should remove every row of a %s service once it is terminated',
+      async (from) => {
+        const { service } = await activeService(basic, { static_ipv4: freshIp() });
+        if (from === 'suspended') {
+          await act(service.id, { action: 'suspend' });
+        }
+        expect(await rowsOf(t, service.radius_username)).not.toEqual(NO_ROWS);
+        expect((await act(service.id, { action: 'terminate' })).status).toBe('terminated');
+        expect(await rowsOf(t, service.radius_username)).toEqual(NO_ROWS);
+      },
+    );
+
+    it('should write nothing for a pending service (failed activation, change_plan, PATCH), then the current plan and password on activate', async () => {
+      const pppoe = uniquePppoeUsername();
+      driver.failNext(`${isp.slug}/${pppoe}`);
+      const { service, order } = await createService(t, isp.token, subscriberId, {
+        plan_id: basic.id,
+        pppoe_username: pppoe,
+        pppoe_password: uniquePassword(),
+      });
+      expect((await waitForOrder(t, isp.token, order.id, ['completed', 'failed'])).status).toBe('failed');
+      expect(await rowsOf(t, service.radius_username)).toEqual(NO_ROWS);
+
+      expect((await act(service.id, { action: 'change_plan', plan_id: fast.id })).status).toBe('pending');
+      const password = uniquePassword('pending');
+      const ip = freshIp();
+      await modify(service.id, { pppoe_password: password, static_ipv4: ip });
+      expect(await rowsOf(t, service.radius_username)).toEqual(NO_ROWS);
+
+      expect((await act(service.id, { action: 'activate' })).status).toBe('active');
+      expect(await rowsOf(t, service.radius_username)).toEqual(expectedRows('active', password, fast, ip));
+    });
+  });
+
+  describe('tenants', () => {
+    it('should give two tenants’ services of one pppoe_username different radius usernames and separate rows', async () => {
+      const pppoe = uniquePppoeUsername('shared');
+      const tenants = [isp, await createTenantWithToken(t, PROVISIONING_SCOPES)];
+      const lines = await Promise.all(
+        tenants.map(async (tenant, index) => {
+          const subscriber = await createSubscriber(t, tenant.token, { status: 'active' });
+          const plan =
+            index === 0
+              ? basic
+              : await createPlan(t, tenant.token, { download_kbps: 20_000, upload_kbps: 5_000 });
+          const password = uniquePassword(`tenant${index}`);
+          const { service, order } = await createService(t, tenant.token, subscriber.id, {
+            plan_id: plan.id,
+            pppoe_username: pppoe,
+            pppoe_password: password,
+          });
+          await completes(tenant.token, order.id);
+          return { tenant, service, password, plan };
+        }),
+      );
+      const [mine, theirs] = lines;
+      expect(mine.service.radius_username).toBe(`${isp.slug}/${pppoe}`);
+      expect(theirs.service.radius_username).toBe(`${theirs.tenant.slug}/${pppoe}`);
+      for (const line of lines) {
+        expect(await rowsOf(t, line.service.radius_username)).toEqual(
+          expectedRows('active', line.password, line.plan, null),
+        );
+      }
+      expect(await radiusRows(t, pppoe)).toEqual(NO_ROWS);
+
+      await act(mine.service.id, { action: 'suspend' });
+      expect(await rowsOf(t, mine.service.radius_username)).toEqual(
+        expectedRows('suspended', mine.password, mine.plan, null),
+      );
+      expect(await rowsOf(t, theirs.service.radius_username)).toEqual(
+        expectedRows('active', theirs.password, theirs.plan, null),
+      );
+      await act(mine.service.id, { action: 'terminate' });
+      expect(await rowsOf(t, mine.service.radius_username)).toEqual(NO_ROWS);
+      expect(await rowsOf(t, theirs.service.radius_username)).toEqual(
+        expectedRows('active', theirs.password, theirs.plan, null),
+      );
+    });
+  });
+
+  describe('property: the rows follow the API state', () => {
+    type Action = 'activate' | 'suspend' | 'resume' | 'terminate';
+    type Command =
+      | { op: Action; svc: number }
+      | { op: 'change_plan'; svc: number; plan: number }
+      | { op: 'patch'; svc: number; password: string | undefined; ip: number | null | undefined };
+
+    const RULES: Record<Action, { from: Status[]; to: Status }> = {
+      activate: { from: ['pending'], to: 'active' },
+      suspend: { from: ['active'], to: 'suspended' },
+      resume: { from: ['suspended'], to: 'active' },
+      terminate: { from: ['pending', 'active', 'suspended'], to: 'terminated' },
+    };
+    const PASSWORDS = ['alpha-pass-1', 'bravo-pass-2', 'charlie-pass-3'];
+    const PLAN_SPEEDS = [
+      { download_kbps: 20_000, upload_kbps: 5_000 },
+      { download_kbps: 100_000, upload_kbps: 20_000 },
+      { download_kbps: 1_000_000, upload_kbps: 500_000 },
+    ];
+
+    const commandArb: fc.Arbitrary<Command> = fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          op: fc.constantFrom<Action>('activate', 'suspend', 'resume', 'terminate'),
+          svc: fc.nat(2),
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({ op: fc.constant('change_plan' as const), svc: fc.nat(2), plan: fc.nat(2) }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .record({
+            op: fc.constant('patch' as const),
+            svc: fc.nat(2),
+            password: fc.option(fc.constantFrom(...PASSWORDS), { nil: undefined }),
+            ip: fc.oneof(fc.constant(undefined), fc.constant(null), fc.nat(3)),
+          })
+          .filter((command) => command.password !== undefined || command.ip !== undefined),
+      },
+    );
+    const scenarioArb = fc.record({
+      services: fc.array(
+        fc.record({ pending: fc.boolean(), plan: fc.nat(2), ip: fc.option(fc.nat(3), { nil: null }) }),
+        { minLength: 2, maxLength: 3 },
+      ),
+      commands: fc.array(commandArb, { minLength: 1, maxLength: 12 }),
+    });
+
+    interface Model {
+      service: Service;
+      status: Status;
+      plan: number;
+      password: string;
+      ip: string | null;
+      lastOrderId: string;
+    }
+
+    it(`should match what each service's final API state implies after random actions and PATCHes (${RUNS} runs)`, async () => {
+      await fc.assert(
+        fc.asyncProperty(scenarioArb, async (scenario) => {
+          const tenant = await createTenantWithToken(t, PROVISIONING_SCOPES);
+          const subscriber = await createSubscriber(t, tenant.token, { status: 'active' });
+          const plans: ServicePlan[] = [];
+          for (const speeds of PLAN_SPEEDS) {
+            plans.push(await createPlan(t, tenant.token, speeds));
+          }
+          // Each service takes its static addresses from a /24 of its own, so they never collide.
+          const address = (svc: number, n: number) => `10.77.${svc}.${n + 1}`;
+
+          const models: Model[] = [];
+          for (const [index, spec] of scenario.services.entries()) {
+            const pppoe = uniquePppoeUsername('prop');
+            if (spec.pending) {
+              driver.failNext(`${tenant.slug}/${pppoe}`);
+            }
+            const password = `initial-${index}-${randomBytes(4).toString('hex')}`;
+            const ip = spec.ip === null ? null : address(index, spec.ip);
+            const { service, order } = await createService(t, tenant.token, subscriber.id, {
+              plan_id: plans[spec.plan].id,
+              pppoe_username: pppoe,
+              pppoe_password: password,
+              ...(ip ? { static_ipv4: ip } : {}),
+            });
+            const activation = await waitForOrder(t, tenant.token, order.id, ['completed', 'failed']);
+            expect(activation.status).toBe(spec.pending ? 'failed' : 'completed');
+            models.push({
+              service,
+              status: spec.pending ? 'pending' : 'active',
+              plan: spec.plan,
+              password,
+              ip,
+              lastOrderId: order.id,
+            });
+          }
+
+          const finish = async (model: Model, orderId: string) => {
+            expect(orderId).not.toBe(model.lastOrderId);
+            const order = await waitForOrder(t, tenant.token, orderId, ['completed', 'failed', 'cancelled']);
+            expect(order.status).toBe('completed');
+            model.lastOrderId = orderId;
+          };
+
+          for (const command of scenario.commands) {
+            const svc = command.svc % models.length;
+            const model = models[svc];
+            const id = model.service.id;
+            if (command.op === 'patch') {
+              const body: Record<string, unknown> = {};
+              const changes: string[] = [];
+              if (command.password !== undefined) {
+                body.pppoe_password = command.password;
+                if (command.password !== model.password) {
+                  changes.push('pppoe_password');
+                }
+              }
+              const ip =
+                command.ip === undefined ? undefined : command.ip === null ? null : address(svc, command.ip);
+              if (ip !== undefined) {
+                body.static_ipv4 = ip;
+                if (ip !== model.ip) {
+                  changes.push('static_ipv4');
+                }
+              }
+              const res = await patchService(t, tenant.token, id, body);
+              if (model.status === 'terminated') {
+                expectError(res, 409, 'invalid_state_transition', 'status');
+                continue;
+              }
+              expectSuccess(res);
+              const [latest] = await listOrders(t, tenant.token, { service_id: id, limit: '1' });
+              if (changes.length === 0) {
+                expect(latest.id).toBe(model.lastOrderId);
+                continue;
+              }
+              expect(latest).toMatchObject({ action: 'modify', changes });
+              await finish(model, latest.id);
+              model.password = command.password ?? model.password;
+              model.ip = ip === undefined ? model.ip : ip;
+              continue;
+            }
+            const body =
+              command.op === 'change_plan'
+                ? { action: command.op, plan_id: plans[command.plan].id }
+                : { action: command.op };
+            const res = await postAction(t, tenant.token, id, body);
+            const allowed =
+              command.op === 'change_plan'
+                ? model.status !== 'terminated'
+                : RULES[command.op].from.includes(model.status);
+            if (!allowed) {
+              expectError(res, 409, 'invalid_state_transition', 'action');
+              continue;
+            }
+            if (command.op === 'change_plan' && command.plan === model.plan) {
+              expectError(res, 422, 'validation_failed', 'plan_id');
+              continue;
+            }
+            expectSuccess(res, 202);
+            await finish(model, res.body.data.id);
+            if (command.op === 'change_plan') {
+              model.plan = command.plan;
+            } else {
+              model.status = RULES[command.op].to;
+            }
+          }
+
+          expect(await listOrders(t, tenant.token, { status: 'acknowledged' })).toEqual([]);
+          expect(await listOrders(t, tenant.token, { status: 'in_progress' })).toEqual([]);
+          for (const model of models) {
+            const service = await getService(t, tenant.token, model.service.id);
+            expect(service).toMatchObject({
+              status: model.status,
+              plan_id: plans[model.plan].id,
+              static_ipv4: model.ip,
+            });
+            const plan = plans.find((candidate) => candidate.id === service.plan_id)!;
+            expect(await rowsOf(t, service.radius_username)).toEqual(
+              expectedRows(service.status as Status, model.password, plan, service.static_ipv4),
+            );
+          }
+        }),
+        { numRuns: RUNS, seed: SEED, interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true },
+      );
+    }, 120_000);
+  });
+});
