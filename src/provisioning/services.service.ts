@@ -184,10 +184,10 @@ export class ServicesService {
   /** An action becomes an order; the service moves when the order completes. */
   act(auth: AuthContext, id: string, dto: ServiceActionDto): Promise<OrderDto> {
     const changingPlan = dto.action === OrderAction.ChangePlan;
-    if (changingPlan && dto.plan_id === undefined) {
+    if (changingPlan && (dto.plan_id === undefined || dto.plan_id === null)) {
       throw new ApiError('missing_field', 'plan_id is required to change_plan.', 'plan_id');
     }
-    if (!changingPlan && dto.plan_id !== undefined) {
+    if (!changingPlan && dto.plan_id !== undefined && dto.plan_id !== null) {
       throw new ApiError('validation_failed', 'plan_id applies to change_plan only.', 'plan_id');
     }
     return this.tx.run(auth, async (tx) => {

@@ -150,7 +150,7 @@ export class TicketsService {
 
   changeStatus(auth: AuthContext, id: string, dto: ChangeTicketStatusDto): Promise<TicketDetailDto> {
     const { tenantId } = auth;
-    if (REASON_REQUIRED.includes(dto.status) && dto.reason === undefined) {
+    if (REASON_REQUIRED.includes(dto.status) && (dto.reason === undefined || dto.reason === null)) {
       throw new ApiError(
         'missing_field',
         `reason is required when moving a ticket to ${dto.status}.`,

@@ -25,7 +25,7 @@ export class ServiceActionDto {
   })
   @IsOptional()
   @IsTrimmedText(64)
-  plan_id?: string;
+  plan_id?: string | null;
 
   @ApiPropertyOptional({ example: 'non_payment', maxLength: 500 })
   @IsOptional()

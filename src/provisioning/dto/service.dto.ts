@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { IsFreeText, IsTrimmedText, Trim } from '../../common/validation/text';
 import type { Service } from '../provisioning.entity';
@@ -55,7 +55,8 @@ export class CreateServiceDto {
 /** PATCH: what the network sees (password, static IP) produces a modify order; cpe_mac and the address do not. */
 export class UpdateServiceDto {
   @ApiPropertyOptional({ example: 'battery-staple-7', writeOnly: true, description: PASSWORD_DESCRIPTION })
-  @IsOptional()
+  // Never cleared: null is refused (400 missing_field), not written.
+  @ValidateIf((_object, value) => value !== undefined)
   @IsString()
   @Matches(PPPOE_PASSWORD, { message: 'pppoe_password must be 8 to 128 printable ASCII characters' })
   pppoe_password?: string;

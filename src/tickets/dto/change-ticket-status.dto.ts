@@ -15,5 +15,5 @@ export class ChangeTicketStatusDto {
   })
   @IsOptional()
   @IsTrimmedText(500)
-  reason?: string;
+  reason?: string | null;
 }
