@@ -10,6 +10,7 @@ export class ChangeTicketStatusDto {
 
   @ApiPropertyOptional({
     example: 'Technician dispatched',
+    type: String,
     maxLength: 500,
     description: `Required when moving to ${REASON_REQUIRED.join(' or ')}; kept in the status history.`,
   })
