@@ -21,6 +21,7 @@ export class ServiceActionDto {
 
   @ApiPropertyOptional({
     example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    type: String,
     description: 'The new plan: change_plan only.',
   })
   @IsOptional()
