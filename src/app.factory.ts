@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
+import type { Clock } from './common/clock';
 import { createLogger, PinoNestLogger } from './common/logging/logger';
 import { StartupError } from './common/startup-error';
 import type { AppConfig } from './config/app-config';
@@ -28,6 +29,8 @@ export async function createApp(
     logDestination?: DestinationStream;
     /** Listen on this port before BootstrapService runs: a server that cannot bind issues no token. */
     port?: number;
+    /** The time the business rules read (tests pass a TestClock); the system clock by default. */
+    clock?: Clock;
   } = {},
 ): Promise<RunningApp> {
   if (config.databaseUrl) {
@@ -40,7 +43,12 @@ export async function createApp(
   let app: NestExpressApplication | null = null;
   try {
     app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, embedded?.url ?? config.databaseUrl!, embedded ? 1 : config.databasePoolMax),
+      AppModule.forRoot(
+        config,
+        embedded?.url ?? config.databaseUrl!,
+        embedded ? 1 : config.databasePoolMax,
+        options.clock,
+      ),
       // abortOnError false: a failure reaches the caller (main.ts says it plainly) instead of process.exit inside Nest.
       { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false },
     );

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { EnvelopeInterceptor } from './common/envelope/envelope.interceptor';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { ApiValidationPipe } from './common/validation/validation.pipe';
+import type { Clock } from './common/clock';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -17,11 +18,11 @@ import { ProvisioningModule } from './provisioning';
 @Module({})
 export class AppModule {
   /** `databaseUrl` is the resolved one: DATABASE_URL, or the embedded server's. */
-  static forRoot(config: AppConfig, databaseUrl: string, poolMax: number): DynamicModule {
+  static forRoot(config: AppConfig, databaseUrl: string, poolMax: number, clock?: Clock): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
+        ConfigModule.forRoot(config, clock),
         DatabaseModule.forRoot(databaseUrl, poolMax, config.databaseTimeouts),
         GatewayModule,
         EventsModule,

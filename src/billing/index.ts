@@ -24,4 +24,6 @@ export { LedgerService } from './ledger/ledger.service';
 export type { LedgerPosting } from './ledger/ledger.service';
 export type { CurrencyBalance } from './ledger/ledger.repository';
 export { BillingProfilesService } from './profiles/billing-profiles.service';
+export { BillingRunner, type TerminationCreditPolicy } from './runs/billing-runner';
+export { BillingPeriod, BillingRun } from './runs/billing-run.entity';
 export { BillingModule } from './billing.module';

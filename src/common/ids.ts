@@ -15,6 +15,7 @@ export const ID_PREFIXES = [
   'plan',
   'svc',
   'ord',
+  'brun',
   'whk',
   'dlv',
   'evt',

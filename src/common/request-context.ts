@@ -2,8 +2,14 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from 'typeorm';
 
 export interface Actor {
-  type: 'token' | 'system' | 'cli';
+  /** automation: a rule acting on its own (id: the rule), docs/automation.md. */
+  type: 'token' | 'system' | 'cli' | 'automation';
   id: string | null;
+}
+
+/** The scope an automation rule's changes are written under: the event log names the rule as their actor. */
+export function automationScope(rule: string): WriteScope {
+  return { requestId: null, actor: { type: 'automation', id: rule } };
 }
 
 /**

@@ -25,6 +25,26 @@ export interface AppConfig {
   tokenCacheTtlMs: number;
   webhooks: WebhookConfig;
   provisioning: ProvisioningConfig;
+  billing: BillingConfig;
+  automation: AutomationConfig;
+}
+
+export interface BillingConfig {
+  /** Start each tenant's bill run of the day in this process (several instances agree on one run per day). */
+  schedulerEnabled: boolean;
+  /** The UTC hour from which the day's scheduled run is started. */
+  runHourUtc: number;
+  /** Subscribers billed per transaction. */
+  runBatchSize: number;
+  /** How long a claimed run is its worker's without renewal; a dead worker's run is taken up after it. */
+  runLeaseMs: number;
+}
+
+export interface AutomationConfig {
+  /** Run the rules' event consumer and the overdue sweep in this process. */
+  enabled: boolean;
+  /** How often the consumer, the sweep and the bill scheduler look for work. */
+  pollMs: number;
 }
 
 export const NETWORK_DRIVERS = ['radius-sql', 'none'] as const;
@@ -239,6 +259,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryDelaysS: delays(env, 'PROVISIONING_RETRY_DELAYS_S', [5, 30, 120, 600, 1800]),
       driver: networkDriver(env),
       radiusDatabaseUrl: url(env, 'RADIUS_DATABASE_URL', ['postgres:', 'postgresql:']),
+    },
+    billing: {
+      schedulerEnabled: boolean(env, 'BILLING_SCHEDULER_ENABLED', true),
+      runHourUtc: integer(env, 'BILLING_RUN_HOUR_UTC', 2, 0, 23),
+      runBatchSize: integer(env, 'BILLING_RUN_BATCH_SIZE', 500, 1, 5000),
+      runLeaseMs: integer(env, 'BILLING_RUN_LEASE_MS', 60_000, 100, 3_600_000),
+    },
+    automation: {
+      enabled: boolean(env, 'AUTOMATION_ENABLED', true),
+      pollMs: integer(env, 'AUTOMATION_POLL_MS', 30_000, 10, 3_600_000),
     },
   };
 }

@@ -2,6 +2,8 @@ import { Invoice, InvoiceCounter } from '../billing/invoices/invoice.entity';
 import { LedgerEntry, SubscriberBalance } from '../billing/ledger/ledger-entry.entity';
 import { Allocation, Transaction } from '../billing/transactions/transaction.entity';
 import { BillingProfile } from '../billing/profiles/billing-profile.entity';
+import { BillingPeriod, BillingRun } from '../billing/runs/billing-run.entity';
+import { AutomationEffect, AutomationRuleSetting, EventConsumer } from '../automation/automation.entity';
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
 import { ApiToken } from '../gateway/tokens/api-token.entity';
@@ -34,6 +36,11 @@ export const ENTITIES = [
   Webhook,
   WebhookDelivery,
   WebhookAttempt,
+  BillingRun,
+  BillingPeriod,
+  AutomationRuleSetting,
+  EventConsumer,
+  AutomationEffect,
   Ticket,
   TicketStatusChange,
   TicketComment,

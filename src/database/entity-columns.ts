@@ -15,10 +15,14 @@ const naming = new SnakeNamingStrategy();
  * the entity, and therefore the migration drift check, knows. For entities without embedded or inherited columns.
  */
 export function entityColumns<T>(entity: new () => T): readonly EntityColumn<T>[] {
-  return getMetadataArgsStorage()
-    .filterColumns(entity)
-    .map((args) => ({
-      property: args.propertyName as keyof T & string,
-      column: naming.columnName(args.propertyName, args.options.name, []),
-    }));
+  return (
+    getMetadataArgsStorage()
+      .filterColumns(entity)
+      // A column the database fills (insert: false, e.g. events.tx_id) is not one hand-built INSERTs list.
+      .filter((args) => args.options.insert !== false)
+      .map((args) => ({
+        property: args.propertyName as keyof T & string,
+        column: naming.columnName(args.propertyName, args.options.name, []),
+      }))
+  );
 }

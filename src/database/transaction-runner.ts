@@ -5,12 +5,32 @@ import type { WriteScope } from '../common/request-context';
 
 /** The unit of work's transaction: its manager for the repositories, its scope, and what to do once it commits. */
 export class Tx {
-  private readonly commitHooks: (() => void)[] = [];
-
   constructor(
     readonly manager: EntityManager,
     readonly scope: WriteScope,
+    private readonly commitHooks: (() => void)[] = [],
   ) {}
+
+  /** The same transaction under another scope (its events name that actor); hooks run on the same commit. */
+  withScope(scope: WriteScope): Tx {
+    return new Tx(this.manager, scope, this.commitHooks);
+  }
+
+  /**
+   * Runs `work` inside a savepoint: if it throws, what it wrote is rolled back and the transaction goes on (the
+   * error is rethrown for the caller to record).
+   */
+  async savepoint<T>(name: string, work: () => Promise<T>): Promise<T> {
+    await this.manager.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await work();
+      await this.manager.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (error) {
+      await this.manager.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw error;
+    }
+  }
 
   /** Runs `hook` once this transaction has committed; never if it rolls back. */
   afterCommit(hook: () => void): void {

@@ -18,6 +18,11 @@ export const EVENT_TYPES = {
   'invoice.finalized': 'An invoice was issued: it left draft, or was created open.',
   'invoice.paid': 'An invoice was paid in full (amount_due reached 0).',
   'invoice.voided': 'An invoice was voided.',
+  'invoice.overdue':
+    'An invoice is still owed past its due date (sent once per invoice by the overdue_invoices automation rule).',
+  'billing_run.completed': 'A bill run finished; data.object holds its totals and errors.',
+  'billing_run.failed': 'A bill run stopped on an error it could not report per subscriber.',
+  'automation_rule.updated': 'An automation rule was enabled or disabled for the tenant.',
   'transaction.created': 'A payment, credit, debit or refund was recorded.',
   'transaction.allocated': 'A payment or credit was applied to invoices or to the balance.',
   'transaction.refunded': 'A payment was refunded, in part or in full.',

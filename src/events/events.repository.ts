@@ -7,6 +7,7 @@ import { preparedQuery, type PreparedStatement } from '../database/prepared-quer
 import { entityColumns } from '../database/entity-columns';
 import type { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
+import { patternsFor } from './new-event';
 
 /** The `$n` placeholders of the event's own parameters, by property, for a fan-out's CTE to refer to. */
 export type EventPlaceholders = Record<keyof EventRecord, string>;
@@ -23,6 +24,11 @@ export interface OutboxFanOut {
   ctes(event: EventPlaceholders, firstParam: number): { sql: string; select: string };
   /** Its own parameters for this event, in the order of its CTEs' `$<firstParam>`…. */
   params(record: EventRecord): unknown[];
+  /**
+   * The same for many events at once (EventsRepository.appendMany): its CTE(s) read the events from the relation
+   * `source`, whose columns are the events' own (snake_case) plus `patterns` (patternsFor of the type).
+   */
+  rowsCtes(source: string): { sql: string; select: string };
 }
 
 /** Common table expressions that write an event and, with a fan-out, what it queues. */
@@ -124,6 +130,34 @@ export class EventsRepository {
       this.statements.set(key, statement);
     }
     return statement;
+  }
+
+  /**
+   * Writes many events, and their fan-out, in one statement (a bill run's batch): the rows travel as one JSON
+   * parameter. Answers the number of deliveries queued.
+   */
+  async appendMany(manager: EntityManager, records: EventRecord[]): Promise<number> {
+    if (records.length === 0) {
+      return 0;
+    }
+    const columns = EVENT_COLUMNS.map((column) => column.column);
+    const types: Record<string, string> = { data: 'jsonb', actor: 'jsonb', created_at: 'timestamptz' };
+    const definition = [
+      ...columns.map((column) => `${column} ${types[column] ?? 'text'}`),
+      'patterns text[]',
+    ];
+    const input = `input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${definition.join(', ')}))`;
+    const insert = `event AS (INSERT INTO events (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM input)`;
+    const queued = this.fanOut?.rowsCtes('input');
+    const sql = queued
+      ? `WITH ${input}, ${insert}, ${queued.sql} ${queued.select}`
+      : `WITH ${input}, ${insert} SELECT 0 AS deliveries`;
+    const rows = records.map((record) => ({
+      ...Object.fromEntries(EVENT_COLUMNS.map((column) => [column.column, record[column.property]])),
+      patterns: patternsFor(record.type),
+    }));
+    const [result]: { deliveries: number }[] = await manager.query(sql, [JSON.stringify(rows)]);
+    return result.deliveries;
   }
 
   page(manager: EntityManager, tenantId: string, query: ListEventsQueryDto): Promise<Page<EventRecord>> {

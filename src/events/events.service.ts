@@ -47,6 +47,13 @@ export class EventsService {
     return record;
   }
 
+  /** Appends many events in the caller's transaction with one statement (a bill run's batch), fan-out included. */
+  async appendMany(tx: Tx, events: NewEvent[]): Promise<EventRecord[]> {
+    const records = events.map((event) => eventRecord(event, tx.scope));
+    this.queued(tx, await this.events.appendMany(tx.manager, records));
+    return records;
+  }
+
   /** When `deliveries` (the count an event statement selected, EventsRepository.statement) is more than zero, tells the listeners on commit. */
   queued(tx: Tx, deliveries: number): void {
     if (deliveries > 0) {

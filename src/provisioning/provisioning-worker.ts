@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import { SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
@@ -51,6 +52,7 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     private readonly orders: ProvisioningOrdersRepository,
     private readonly services: ServicesRepository,
     private readonly plans: ServicePlansRepository,
+    private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -152,7 +154,8 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
         return;
       }
       const service = await this.services.lockForUpdate(tx.manager, order.tenantId, order.serviceId);
-      const now = new Date();
+      // The business clock: a bill run prorates by the day an order completed.
+      const now = this.clock.now();
       const moved = service.status !== status || service.planId !== order.planId;
       service.status = status;
       service.planId = order.planId;

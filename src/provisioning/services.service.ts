@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isUniqueViolation } from '../common/errors/postgres-errors';
@@ -38,10 +38,23 @@ function writeError(error: unknown): ApiError | null {
   return null;
 }
 
+/**
+ * The currency a subscriber is billed in, or null when it has no billing profile to say (none and no tenant
+ * default). Supplied by billing (ServicesService.useBillingCurrency), which owns the profiles and imports
+ * provisioning: provisioning never imports billing.
+ */
+export type BillingCurrencyLookup = (
+  manager: EntityManager,
+  tenantId: string,
+  billingProfileId: string | null,
+) => Promise<string | null>;
+
 const NOT_SERVICEABLE: readonly SubscriberStatus[] = [SubscriberStatus.Cancelled, SubscriberStatus.Archived];
 
 @Injectable()
 export class ServicesService {
+  private billingCurrency: BillingCurrencyLookup | null = null;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tx: TransactionRunner,
@@ -52,6 +65,28 @@ export class ServicesService {
     private readonly subscribers: SubscribersService,
     private readonly tenants: TenantsService,
   ) {}
+
+  /** Registers how a subscriber's billing currency is found, so a plan in another currency is refused. */
+  useBillingCurrency(lookup: BillingCurrencyLookup): void {
+    this.billingCurrency = lookup;
+  }
+
+  /** 422 currency_mismatch when the plan's currency is not the one the subscriber is billed in. */
+  private async assertCurrency(
+    tx: Tx,
+    tenantId: string,
+    billingProfileId: string | null,
+    plan: { id: string; currency: string },
+  ): Promise<void> {
+    const currency = await this.billingCurrency?.(tx.manager, tenantId, billingProfileId);
+    if (currency && currency !== plan.currency) {
+      throw new ApiError(
+        'currency_mismatch',
+        `Plan ${plan.id} is priced in ${plan.currency}; the subscriber is billed in ${currency}.`,
+        'plan_id',
+      );
+    }
+  }
 
   /** The service (pending) and its activate order, one transaction; answered 202: the network is reached later. */
   async create(auth: AuthContext, subscriberId: string, dto: CreateServiceDto): Promise<ServiceWithOrderDto> {
@@ -68,6 +103,7 @@ export class ServicesService {
     try {
       return await this.tx.run(auth, async (tx) => {
         const plan = await this.activePlan(tx, tenantId, dto.plan_id);
+        await this.assertCurrency(tx, tenantId, subscriber.billingProfileId, plan);
         const now = new Date();
         const service = Object.assign(new Service(), {
           tenantId,
@@ -195,10 +231,13 @@ export class ServicesService {
       statusAfter(dto.action, service.status);
       let planId = service.planId;
       if (changingPlan) {
-        planId = (await this.activePlan(tx, auth.tenantId, dto.plan_id as string)).id;
+        const plan = await this.activePlan(tx, auth.tenantId, dto.plan_id as string);
+        planId = plan.id;
         if (planId === service.planId) {
           throw new ApiError('validation_failed', 'The service is already on this plan.', 'plan_id');
         }
+        const subscriber = await this.subscribers.findIn(tx.manager, auth.tenantId, service.subscriberId);
+        await this.assertCurrency(tx, auth.tenantId, subscriber?.billingProfileId ?? null, plan);
       }
       if (await this.orders.hasOpen(tx, service)) {
         throw orderInProgress(service.id);

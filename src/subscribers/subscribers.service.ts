@@ -181,6 +181,11 @@ export class SubscribersService {
     return subscriber;
   }
 
+  /** The subscriber, read through the caller's transaction (or null). */
+  findIn(manager: EntityManager, tenantId: string, id: string): Promise<Subscriber | null> {
+    return this.subscribers.findById(manager, tenantId, id);
+  }
+
   /**
    * For references from other records, in the caller's transaction: 422 invalid_reference naming `field` when the
    * subscriber is not the tenant's, 422 invalid_state_transition when it is archived.

@@ -38,6 +38,27 @@ export const DELIVERIES_FAN_OUT: OutboxFanOut = {
     return { sql, select: 'SELECT count(*)::int AS deliveries FROM deliveries' };
   },
   params: (record) => [patternsFor(record.type)],
+  rowsCtes(source: string) {
+    const values: Record<keyof WebhookDelivery, string> = {
+      tenantId: 'e.tenant_id',
+      id: `isp_new_id('dlv', e.created_at)`,
+      webhookId: 'webhook.id',
+      eventId: 'e.id',
+      eventType: 'e.type',
+      status: `'${DeliveryStatus.Pending}'`,
+      attempts: '0',
+      nextAttemptAt: 'now()',
+      lockedUntil: 'NULL',
+      createdAt: 'e.created_at',
+      updatedAt: 'e.created_at',
+    };
+    const sql =
+      `deliveries AS (INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS.map((c) => c.column).join(', ')}) ` +
+      `SELECT ${DELIVERY_COLUMNS.map((c) => values[c.property]).join(', ')} ` +
+      `FROM ${source} e JOIN webhooks webhook ON webhook.tenant_id = e.tenant_id AND webhook.enabled ` +
+      `AND webhook.events && e.patterns RETURNING 1)`;
+    return { sql, select: 'SELECT count(*)::int AS deliveries FROM deliveries' };
+  },
 };
 
 /**

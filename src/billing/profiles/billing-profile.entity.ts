@@ -6,6 +6,8 @@ import { Tenant } from '../../gateway';
 @Index('ix_billing_profiles_tenant_created', ['tenantId', 'createdAt', 'id'])
 // The target of subscribers' (tenant_id, billing_profile_id) foreign key: a subscriber's profile is its tenant's.
 @Index('uq_billing_profiles_tenant_id', ['tenantId', 'id'], { unique: true })
+// One default per tenant: what subscribers without a profile of their own are billed through.
+@Index('uq_billing_profiles_default', ['tenantId'], { unique: true, where: `"is_default"` })
 @Check(
   'chk_billing_profiles_terms',
   `"billing_day" BETWEEN 1 AND 28 AND "payment_terms_days" >= 0 AND ("auto_suspend_after_days" IS NULL OR "auto_suspend_after_days" >= 1)`,
@@ -35,6 +37,10 @@ export class BillingProfile {
   /** Days past due after which the subscriber is suspended for non-payment; null: never. */
   @Column('integer', { nullable: true })
   autoSuspendAfterDays: number | null;
+
+  /** The tenant's default profile: subscribers without one bill through it. */
+  @Column('boolean', { default: false })
+  isDefault: boolean;
 
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -40,6 +40,34 @@ export class BillingProfilesRepository {
     return lockForUpdate(manager, BillingProfile, tenantId, id, 'billing profile');
   }
 
+  /**
+   * Clears the tenant's default (but `keepId`) under a per-tenant transaction lock, so concurrent changes of the
+   * default queue up instead of meeting on the one-default index; answers the profiles it cleared.
+   */
+  async clearDefault(
+    manager: EntityManager,
+    tenantId: string,
+    keepId: string | null,
+    at: Date,
+  ): Promise<BillingProfile[]> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('billing_profiles.default:' || $1))`, [
+      tenantId,
+    ]);
+    const cleared = await manager.find(BillingProfile, { where: { tenantId, isDefault: true } });
+    const others = cleared.filter((profile) => profile.id !== keepId);
+    for (const profile of others) {
+      profile.isDefault = false;
+      profile.updatedAt = at;
+      await manager.update(BillingProfile, { id: profile.id }, { isDefault: false, updatedAt: at });
+    }
+    return others;
+  }
+
+  /** The tenant's default profile, if it has one. */
+  findDefault(manager: EntityManager, tenantId: string): Promise<BillingProfile | null> {
+    return manager.findOneBy(BillingProfile, { tenantId, isDefault: true });
+  }
+
   page(manager: EntityManager, tenantId: string, query: PageQueryDto): Promise<Page<BillingProfile>> {
     const qb = manager
       .getRepository(BillingProfile)

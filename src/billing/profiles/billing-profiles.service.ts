@@ -1,12 +1,12 @@
 import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService } from '../../events';
 import { BillingProfile } from './billing-profile.entity';
 import { BillingProfilesRepository } from './billing-profiles.repository';
@@ -16,7 +16,7 @@ import {
   UpdateBillingProfileDto,
 } from './dto/billing-profile.dto';
 
-const NOT_NULLABLE = ['name', 'currency', 'billing_day', 'payment_terms_days'] as const;
+const NOT_NULLABLE = ['name', 'currency', 'billing_day', 'payment_terms_days', 'is_default'] as const;
 
 @Injectable()
 export class BillingProfilesService {
@@ -31,14 +31,19 @@ export class BillingProfilesService {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const now = new Date();
+      const id = newId('bp');
+      if (dto.is_default) {
+        await this.clearDefault(tx, tenantId, id, now);
+      }
       const profile = await this.profiles.insert(tx.manager, {
-        id: newId('bp'),
+        id,
         tenantId,
         name: dto.name,
         currency: dto.currency,
         billingDay: dto.billing_day,
         paymentTermsDays: dto.payment_terms_days ?? 14,
         autoSuspendAfterDays: dto.auto_suspend_after_days ?? null,
+        isDefault: dto.is_default ?? false,
         createdAt: now,
         updatedAt: now,
       });
@@ -67,6 +72,7 @@ export class BillingProfilesService {
         billingDay: dto.billing_day,
         paymentTermsDays: dto.payment_terms_days,
         autoSuspendAfterDays: dto.auto_suspend_after_days,
+        isDefault: dto.is_default,
       };
       const changed = (Object.keys(changes) as (keyof BillingProfile)[]).filter(
         (key) => changes[key] !== undefined && changes[key] !== profile[key],
@@ -74,8 +80,12 @@ export class BillingProfilesService {
       if (changed.length === 0) {
         return profile;
       }
+      const now = new Date();
+      if (changes.isDefault === true && changed.includes('isDefault')) {
+        await this.clearDefault(tx, tenantId, profile.id, now);
+      }
       Object.assign(profile, Object.fromEntries(changed.map((key) => [key, changes[key]])), {
-        updatedAt: new Date(),
+        updatedAt: now,
       });
       await this.profiles.update(tx.manager, profile, [...changed, 'updatedAt']);
       await this.events.append(tx, {
@@ -89,6 +99,31 @@ export class BillingProfilesService {
       });
       return profile;
     });
+  }
+
+  /** The previous default stops being one (with its billing_profile.updated event). */
+  private async clearDefault(tx: Tx, tenantId: string, keepId: string, at: Date): Promise<void> {
+    for (const previous of await this.profiles.clearDefault(tx.manager, tenantId, keepId, at)) {
+      await this.events.append(tx, {
+        tenantId,
+        type: 'billing_profile.updated',
+        subjectId: previous.id,
+        object: BillingProfileDto.from(previous),
+        details: { changed_fields: ['is_default'] },
+      });
+    }
+  }
+
+  /** The subscriber's own profile's id, else the tenant's default's; null when it has neither. */
+  async profileFor(
+    manager: EntityManager,
+    tenantId: string,
+    profileId: string | null,
+  ): Promise<BillingProfile | null> {
+    if (profileId) {
+      return this.profiles.getById(manager, tenantId, profileId);
+    }
+    return this.profiles.findDefault(manager, tenantId);
   }
 
   getById(tenantId: string, id: string): Promise<BillingProfile> {

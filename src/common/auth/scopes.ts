@@ -22,6 +22,9 @@ export const SCOPES = [
   'webhooks:write',
   'webhooks:*',
   'events:read',
+  'automation:read',
+  'automation:write',
+  'automation:*',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -9,6 +9,7 @@ import { MoneyConstraintsAndForeignKeys1795400000001 } from './1795400000001-Mon
 import { SubscriberBillingProfilePerTenant1795500000000 } from './1795500000000-SubscriberBillingProfilePerTenant';
 import { Tickets1795600000000 } from './1795600000000-Tickets';
 import { Provisioning1795700000000 } from './1795700000000-Provisioning';
+import { RecurringBillingAutomation1795800000000 } from './1795800000000-RecurringBillingAutomation';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   SubscriberBillingProfilePerTenant1795500000000,
   Tickets1795600000000,
   Provisioning1795700000000,
+  RecurringBillingAutomation1795800000000,
 ];

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { EventRecord } from '../event.entity';
 
 class ActorDto {
-  @ApiProperty({ enum: ['token', 'system', 'cli'] })
+  @ApiProperty({ enum: ['token', 'system', 'cli', 'automation'] })
   type: string;
 
   @ApiProperty({ nullable: true, type: String, example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })

@@ -23,7 +23,7 @@ export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now = new Da
 }
 
 export class ActorDto {
-  @ApiProperty({ enum: ['token', 'system', 'cli'], example: 'token' })
+  @ApiProperty({ enum: ['token', 'system', 'cli', 'automation'], example: 'token' })
   type: string;
 
   @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })

@@ -1,5 +1,5 @@
 import { ApiProperty, PartialType } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsTrimmedText } from '../../../common/validation/text';
 import { BillingProfile } from '../billing-profile.entity';
@@ -40,6 +40,16 @@ export class CreateBillingProfileDto {
   @Min(1)
   @Max(365)
   auto_suspend_after_days?: number | null;
+
+  @ApiProperty({
+    required: false,
+    default: false,
+    description:
+      "The tenant's default profile: subscribers without a billing profile are billed through it. Setting it on one profile clears it on the previous default.",
+  })
+  @IsOptional()
+  @IsBoolean()
+  is_default?: boolean;
 }
 
 /** PATCH: only the fields sent change. Null is accepted only for auto_suspend_after_days (the service checks). */
@@ -52,6 +62,7 @@ export class BillingProfileDto {
   @ApiInteger({ example: 1 }) billing_day: number;
   @ApiInteger({ example: 14 }) payment_terms_days: number;
   @ApiInteger({ example: 30, nullable: true }) auto_suspend_after_days: number | null;
+  @ApiProperty({ example: false }) is_default: boolean;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
 
@@ -63,6 +74,7 @@ export class BillingProfileDto {
       billing_day: profile.billingDay,
       payment_terms_days: profile.paymentTermsDays,
       auto_suspend_after_days: profile.autoSuspendAfterDays,
+      is_default: profile.isDefault,
       created_at: profile.createdAt.toISOString(),
       updated_at: profile.updatedAt.toISOString(),
     };

@@ -1,0 +1,268 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Clock } from '../../common/clock';
+import { newId } from '../../common/ids';
+import { SYSTEM_SCOPE } from '../../common/request-context';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { TransactionRunner } from '../../database/transaction-runner';
+import { EventsService } from '../../events';
+import { BillingRun, BillingRunStatus, BillingRunTrigger } from './billing-run.entity';
+import { addFigures, type BatchFigures, BillingRunner, runDay } from './billing-runner';
+import { BillingRunsRepository, type DueLocking } from './billing-runs.repository';
+import { BillingRunDto, newRun } from './dto/billing-run.dto';
+
+/**
+ * Carries out bill runs and starts the scheduled ones. Each pass first lets the scheduler add the day's run of every
+ * tenant with services (from BILLING_RUN_HOUR_UTC, one per tenant and day by a unique index, whichever instance
+ * gets there first), then claims running runs one at a time with a lease it renews per batch. A run killed midway
+ * is taken up again once its lease runs out, and goes on where it stopped: every batch's billed periods committed
+ * with its invoices, so nobody is billed twice and the next batches find who is left.
+ */
+@Injectable()
+export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('BillingRunWorker');
+  private timer?: NodeJS.Timeout;
+  private running = false;
+  private rerun = false;
+  private stopped = false;
+  private current: Promise<void> = Promise.resolve();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly runs: BillingRunsRepository,
+    private readonly runner: BillingRunner,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => this.wake(), this.config.automation.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.current;
+  }
+
+  /** Starts a pass now, or right after the one under way. */
+  wake(): void {
+    if (this.stopped) {
+      return;
+    }
+    if (this.running) {
+      this.rerun = true;
+      return;
+    }
+    this.running = true;
+    this.current = this.pass()
+      .catch((error: Error) => this.logger.error({ msg: 'bill run pass failed', err: error.message }))
+      .finally(() => {
+        this.running = false;
+        if (this.rerun && !this.stopped) {
+          this.rerun = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async pass(): Promise<void> {
+    await this.schedule();
+    while (!this.stopped) {
+      const leaseId = randomUUID();
+      const run = await this.runs.claim(this.dataSource.manager, leaseId, this.config.billing.runLeaseMs);
+      if (!run) {
+        return;
+      }
+      await this.execute(run, leaseId);
+    }
+  }
+
+  /** The day's scheduled run of every tenant with services, once the hour has come. */
+  private async schedule(): Promise<void> {
+    const now = this.clock.now();
+    if (!this.config.billing.schedulerEnabled || now.getUTCHours() < this.config.billing.runHourUtc) {
+      return;
+    }
+    const day = this.clock.today();
+    for (const tenantId of await this.runs.tenantsToSchedule(this.dataSource.manager, day)) {
+      const run = newRun({
+        id: newId('brun', now),
+        tenantId,
+        asOf: day,
+        dryRun: false,
+        trigger: BillingRunTrigger.Schedule,
+        actor: SYSTEM_SCOPE.actor,
+        requestId: null,
+        at: new Date(),
+      });
+      if (await this.runs.insertScheduled(this.dataSource.manager, run)) {
+        this.logger.log({
+          msg: 'scheduled bill run started',
+          run_id: run.id,
+          tenant_id: tenantId,
+          as_of: day,
+        });
+      }
+    }
+  }
+
+  private async execute(claimed: BillingRun, leaseId: string): Promise<void> {
+    const run = claimed;
+    const day = runDay(run.asOf);
+    run.subscribersDue =
+      day.billingDay > 28
+        ? 0
+        : await this.runs.countDue(
+            this.dataSource.manager,
+            run.tenantId,
+            day.asOf,
+            day.previousStart,
+            day.billingDay,
+          );
+    if (day.billingDay <= 28) {
+      if (run.dryRun) {
+        // A dry run starts over whenever it is taken up: nothing of it was written but its figures, at the end.
+        Object.assign(run, {
+          subscribersBilled: 0,
+          invoicesCreated: 0,
+          creditsCreated: 0,
+          amountTotal: [],
+          errors: [],
+        });
+        for (let afterId = ''; ;) {
+          const figures = await this.runner.dryBatch(run, afterId);
+          if (!figures || !(await this.renew(run, leaseId))) {
+            break;
+          }
+          addFigures(run, figures);
+          afterId = figures.lastId!;
+        }
+      } else if (!(await this.bill(run, leaseId))) {
+        return;
+      }
+    }
+    await this.complete(run, leaseId);
+  }
+
+  /** The real run's batches: a pass sharing work with concurrent runs, then one that waits for what they held. */
+  private async bill(run: BillingRun, leaseId: string): Promise<boolean> {
+    const skip = new Set(run.errors.map((error) => error.subscriber_id));
+    for (const locking of ['skip-locked', 'wait'] as DueLocking[]) {
+      for (let afterId = ''; ;) {
+        if (this.stopped || !(await this.renew(run, leaseId))) {
+          return false;
+        }
+        let figures: BatchFigures | null;
+        try {
+          figures = await this.runner.realBatch(run.id, leaseId, afterId, locking, skip);
+        } catch (error) {
+          // One subscriber broke the batch's statements: bill the batch one by one and report the one at fault.
+          figures = await this.billOneByOne(run, leaseId, afterId, locking, skip, error as Error);
+        }
+        if (!figures) {
+          break;
+        }
+        addFigures(run, { ...figures, errors: [] });
+        for (const error of figures.errors) {
+          skip.add(error.subscriber_id);
+        }
+        afterId = figures.lastId!;
+      }
+    }
+    return true;
+  }
+
+  private async billOneByOne(
+    run: BillingRun,
+    leaseId: string,
+    afterId: string,
+    locking: DueLocking,
+    skip: Set<string>,
+    cause: Error,
+  ): Promise<BatchFigures | null> {
+    this.logger.warn({
+      msg: 'bill run batch failed; billing it one subscriber at a time',
+      run_id: run.id,
+      err: cause.message,
+    });
+    const next = await this.runs.due(
+      this.dataSource.manager,
+      run.tenantId,
+      runDay(run.asOf),
+      afterId,
+      1,
+      'none',
+    );
+    if (next.length === 0) {
+      return null;
+    }
+    const subscriberId = next[0].subscriberId;
+    try {
+      return await this.runner.realBatch(run.id, leaseId, afterId, locking, skip, 1);
+    } catch (error) {
+      const reason = (error as Error).message;
+      await this.tx.run(SYSTEM_SCOPE, async (tx) => {
+        const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
+        if (locked) {
+          locked.errors = [...locked.errors, { subscriber_id: subscriberId, reason }];
+          locked.updatedAt = new Date();
+          await this.runs.update(tx.manager, locked);
+        }
+      });
+      return {
+        billed: 0,
+        invoices: 0,
+        credits: 0,
+        amounts: new Map(),
+        errors: [{ subscriber_id: subscriberId, reason }],
+        lastId: subscriberId,
+      };
+    }
+  }
+
+  private renew(run: BillingRun, leaseId: string): Promise<boolean> {
+    return this.runs.renew(this.dataSource.manager, run.id, leaseId, this.config.billing.runLeaseMs);
+  }
+
+  /** The run's last write: its figures (a real run's were written batch by batch), status and event. */
+  private async complete(run: BillingRun, leaseId: string): Promise<void> {
+    await this.tx.run({ requestId: run.requestId, actor: run.actor }, async (tx) => {
+      const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
+      if (!locked) {
+        return;
+      }
+      if (locked.dryRun) {
+        Object.assign(locked, {
+          subscribersBilled: run.subscribersBilled,
+          invoicesCreated: run.invoicesCreated,
+          creditsCreated: run.creditsCreated,
+          amountTotal: run.amountTotal,
+          errors: run.errors,
+        });
+      }
+      const now = new Date();
+      Object.assign(locked, {
+        subscribersDue: run.subscribersDue,
+        status: BillingRunStatus.Completed,
+        completedAt: now,
+        updatedAt: now,
+        leaseId: null,
+        leaseUntil: null,
+      });
+      await this.runs.update(tx.manager, locked);
+      await this.events.append(tx, {
+        tenantId: locked.tenantId,
+        type: 'billing_run.completed',
+        subjectId: locked.id,
+        object: BillingRunDto.from(locked),
+      });
+    });
+  }
+}

@@ -1,0 +1,124 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsIn, IsOptional } from 'class-validator';
+import type { Actor } from '../../../common/request-context';
+import { PageQueryDto } from '../../../common/pagination';
+import { ApiInteger } from '../../../common/swagger/api-types';
+import { IsDateOnly } from '../../../common/validation/is-date-only';
+import { BILLING_RUN_STATUSES, BillingRun, BillingRunStatus, BillingRunTrigger } from '../billing-run.entity';
+
+export class CreateBillingRunDto {
+  @ApiPropertyOptional({
+    example: '2026-12-01',
+    description:
+      'The day billed (YYYY-MM-DD): subscribers whose billing day is this day of the month are invoiced for the period starting it. Default: today (UTC).',
+  })
+  @IsOptional()
+  @IsDateOnly()
+  as_of?: string;
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'Compute the same figures and write nothing: no invoice, ledger entry or event but the run itself.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  dry_run?: boolean;
+}
+
+export class ListBillingRunsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: BILLING_RUN_STATUSES })
+  @IsOptional()
+  @IsIn(BILLING_RUN_STATUSES, { message: `status must be one of ${BILLING_RUN_STATUSES.join(', ')}` })
+  status?: BillingRunStatus;
+}
+
+export class RunAmountDto {
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiInteger({ example: 1249500, description: 'Minor units.' }) amount: number;
+}
+
+export class RunErrorDto {
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
+  @ApiProperty({
+    example: 'plan plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB is priced in EUR; the subscriber is billed in USD',
+  })
+  reason: string;
+}
+
+export class BillingRunDto {
+  @ApiProperty({ example: 'brun_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: '2026-12-01' }) as_of: string;
+  @ApiProperty({ example: false }) dry_run: boolean;
+  @ApiProperty({ enum: Object.values(BillingRunTrigger), example: BillingRunTrigger.Api })
+  trigger: BillingRunTrigger;
+  @ApiProperty({ enum: BILLING_RUN_STATUSES, example: BillingRunStatus.Completed }) status: BillingRunStatus;
+  @ApiInteger({ example: 250, description: 'Subscribers due on as_of (billed by this run or before it).' })
+  subscribers_due: number;
+  @ApiInteger({ example: 248, description: 'Subscribers this run billed (an invoice or a credit).' })
+  subscribers_billed: number;
+  @ApiInteger({ example: 247 }) invoices_created: number;
+  @ApiInteger({ example: 1, description: 'Credits issued where the lines netted below zero.' })
+  credits_created: number;
+  @ApiProperty({ type: [RunAmountDto], description: "The invoices' totals by currency." })
+  amount_total: RunAmountDto[];
+  @ApiProperty({ type: [RunErrorDto], description: 'Subscribers the run could not bill, and why.' })
+  errors: RunErrorDto[];
+  @ApiProperty({ example: '2026-12-01T02:00:00.000Z' }) created_at: string;
+  @ApiProperty({ example: '2026-12-01T02:00:41.000Z' }) updated_at: string;
+  @ApiProperty({ example: '2026-12-01T02:00:41.000Z', type: String, nullable: true }) completed_at:
+    string | null;
+
+  static from(run: BillingRun): BillingRunDto {
+    return {
+      id: run.id,
+      as_of: run.asOf,
+      dry_run: run.dryRun,
+      trigger: run.trigger,
+      status: run.status,
+      subscribers_due: run.subscribersDue,
+      subscribers_billed: run.subscribersBilled,
+      invoices_created: run.invoicesCreated,
+      credits_created: run.creditsCreated,
+      amount_total: run.amountTotal,
+      errors: run.errors,
+      created_at: run.createdAt.toISOString(),
+      updated_at: run.updatedAt.toISOString(),
+      completed_at: run.completedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+/** A new run row, running, with no figures yet. */
+export function newRun(fields: {
+  id: string;
+  tenantId: string;
+  asOf: string;
+  dryRun: boolean;
+  trigger: BillingRunTrigger;
+  actor: Actor;
+  requestId: string | null;
+  at: Date;
+}): BillingRun {
+  return Object.assign(new BillingRun(), {
+    tenantId: fields.tenantId,
+    id: fields.id,
+    asOf: fields.asOf,
+    dryRun: fields.dryRun,
+    trigger: fields.trigger,
+    status: BillingRunStatus.Running,
+    subscribersDue: 0,
+    subscribersBilled: 0,
+    invoicesCreated: 0,
+    creditsCreated: 0,
+    amountTotal: [],
+    errors: [],
+    actor: fields.actor,
+    requestId: fields.requestId,
+    leaseId: null,
+    leaseUntil: null,
+    completedAt: null,
+    createdAt: fields.at,
+    updatedAt: fields.at,
+  });
+}
