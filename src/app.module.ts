@@ -14,6 +14,7 @@ import { SubscribersModule } from './subscribers';
 import { BillingModule } from './billing';
 import { TicketsModule } from './tickets';
 import { ProvisioningModule } from './provisioning';
+import { AutomationModule } from './automation';
 
 @Module({})
 export class AppModule {
@@ -30,6 +31,7 @@ export class AppModule {
         BillingModule,
         TicketsModule,
         ProvisioningModule,
+        AutomationModule,
         WebhooksModule,
       ],
       providers: [

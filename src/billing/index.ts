@@ -19,6 +19,7 @@ export {
 export { LedgerEntry, LedgerEntryType, SubscriberBalance } from './ledger/ledger-entry.entity';
 export { BillingProfile } from './profiles/billing-profile.entity';
 export { InvoicesService } from './invoices/invoices.service';
+export { InvoiceDto } from './invoices/dto/invoice-response.dto';
 export { TransactionsService } from './transactions/transactions.service';
 export { LedgerService } from './ledger/ledger.service';
 export type { LedgerPosting } from './ledger/ledger.service';

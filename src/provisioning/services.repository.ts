@@ -24,6 +24,20 @@ export class ServicesRepository {
     return manager.findOne(Service, { where: { tenantId, id } });
   }
 
+  /** A subscriber's services, locked in id order (automation brings them in line with the subscriber). */
+  lockForSubscriber(manager: EntityManager, tenantId: string, subscriberId: string): Promise<Service[]> {
+    return manager
+      .getRepository(Service)
+      .createQueryBuilder('service')
+      .setLock('pessimistic_write')
+      .where('service.tenantId = :tenantId AND service.subscriberId = :subscriberId', {
+        tenantId,
+        subscriberId,
+      })
+      .orderBy('service.id')
+      .getMany();
+  }
+
   lockForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Service> {
     return lockForUpdate(manager, Service, tenantId, id, 'service');
   }

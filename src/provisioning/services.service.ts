@@ -247,6 +247,41 @@ export class ServicesService {
     });
   }
 
+  /**
+   * Orders that bring a subscriber's services in line with its status, in the caller's transaction (automation's
+   * service_follows_subscriber): suspended → suspend the active ones; cancelled → terminate all but terminated ones;
+   * active after a suspension (`resume`) → resume the suspended ones. A service with an open order is left to the
+   * reconciliation that follows that order's end. Answers the orders opened.
+   */
+  async followSubscriber(
+    tx: Tx,
+    tenantId: string,
+    subscriberId: string,
+    status: SubscriberStatus,
+    resume: boolean,
+  ): Promise<OrderDto[]> {
+    const opened: OrderDto[] = [];
+    for (const service of await this.services.lockForSubscriber(tx.manager, tenantId, subscriberId)) {
+      const action =
+        status === SubscriberStatus.Suspended && service.status === ServiceStatus.Active
+          ? OrderAction.Suspend
+          : status === SubscriberStatus.Cancelled && service.status !== ServiceStatus.Terminated
+            ? OrderAction.Terminate
+            : resume && status === SubscriberStatus.Active && service.status === ServiceStatus.Suspended
+              ? OrderAction.Resume
+              : null;
+      if (action === null || (await this.orders.hasOpen(tx, service))) {
+        continue;
+      }
+      const order = await this.orders.open(tx, service, action, {
+        planId: service.planId,
+        reason: `subscriber ${status}`,
+      });
+      opened.push(OrderDto.from(order));
+    }
+    return opened;
+  }
+
   /** The tenant's plan, which must take new services: 422 on plan_id otherwise. */
   private async activePlan(tx: Tx, tenantId: string, planId: string) {
     const plan = await this.plans.findById(tx.manager, tenantId, planId);

@@ -7,7 +7,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postg
 import { newId } from '../common/ids';
 import { mergeMetadata } from '../common/metadata';
 import type { AuthContext } from '../common/request-context';
-import { TransactionRunner } from '../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { eventRecord, EventsService } from '../events';
 import { ChangeStatusDto } from './dto/change-status.dto';
 import { CreateSubscriberDto } from './dto/create-subscriber.dto';
@@ -153,23 +153,27 @@ export class SubscribersService {
         'reason',
       );
     }
-    return this.tx.run(auth, async (tx) => {
-      const subscriber = await this.subscribers.lockForUpdate(tx.manager, tenantId, id);
-      const from = subscriber.status;
-      subscriber.status = assertTransition(from, dto.status);
-      subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;
-      subscriber.updatedAt = new Date();
-      await this.subscribers.update(tx.manager, subscriber);
-      const answer = SubscriberDto.from(subscriber);
-      await this.events.append(tx, {
-        tenantId,
-        type: 'subscriber.status_changed',
-        subjectId: subscriber.id,
-        object: answer,
-        details: { from, to: dto.status, reason: dto.reason ?? null },
-      });
-      return answer;
+    return this.tx.run(auth, (tx) => this.changeStatusIn(tx, tenantId, id, dto));
+  }
+
+  /** The status change in the caller's transaction (an automation rule's); the DTO is already checked. */
+  async changeStatusIn(tx: Tx, tenantId: string, id: string, dto: ChangeStatusDto): Promise<SubscriberDto> {
+    const suspending = dto.status === SubscriberStatus.Suspended;
+    const subscriber = await this.subscribers.lockForUpdate(tx.manager, tenantId, id);
+    const from = subscriber.status;
+    subscriber.status = assertTransition(from, dto.status);
+    subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;
+    subscriber.updatedAt = new Date();
+    await this.subscribers.update(tx.manager, subscriber);
+    const answer = SubscriberDto.from(subscriber);
+    await this.events.append(tx, {
+      tenantId,
+      type: 'subscriber.status_changed',
+      subjectId: subscriber.id,
+      object: answer,
+      details: { from, to: dto.status, reason: dto.reason ?? null },
     });
+    return answer;
   }
 
   /** The hottest read of the API: one prepared statement (docs/performance.md). */

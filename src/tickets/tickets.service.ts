@@ -60,44 +60,46 @@ export class TicketsService {
 
   /** The ticket, its number, its first history entry and `ticket.created`, in one transaction. */
   async create(auth: AuthContext, dto: CreateTicketDto): Promise<TicketDetailDto> {
-    const { tenantId } = auth;
     try {
-      return await this.tx.run(auth, async (tx) => {
-        const createdAt = new Date();
-        const ticket = Object.assign(new Ticket(), {
-          tenantId,
-          id: newId('tkt', createdAt),
-          number: await this.tickets.nextNumber(tx.manager, tenantId),
-          subject: dto.subject,
-          description: dto.description ?? null,
-          type: dto.type,
-          priority: dto.priority,
-          status: TicketStatus.New,
-          subscriberId: dto.subscriber_id ?? null,
-          assignee: dto.assignee ?? null,
-          tags: normalizeTags(dto.tags ?? []),
-          externalId: dto.external_id ?? null,
-          metadata: dto.metadata ?? {},
-          dueAt: await this.settings.dueAt(tx.manager, tenantId, dto.priority, createdAt),
-          firstResponseAt: null,
-          resolvedAt: null,
-          closedAt: null,
-          createdAt,
-          updatedAt: createdAt,
-        });
-        await this.tickets.insert(tx.manager, ticket);
-        const created = await this.recordStatus(tx, ticket, null, null);
-        await this.events.append(tx, {
-          tenantId,
-          type: 'ticket.created',
-          subjectId: ticket.id,
-          object: TicketDto.from(ticket),
-        });
-        return TicketDetailDto.withHistory(ticket, [created]);
-      });
+      return await this.tx.run(auth, (tx) => this.createIn(tx, auth.tenantId, dto));
     } catch (error) {
       throw writeError(error, dto.subscriber_id) ?? error;
     }
+  }
+
+  /** A new ticket in the caller's transaction (an automation rule's). */
+  async createIn(tx: Tx, tenantId: string, dto: CreateTicketDto): Promise<TicketDetailDto> {
+    const createdAt = new Date();
+    const ticket = Object.assign(new Ticket(), {
+      tenantId,
+      id: newId('tkt', createdAt),
+      number: await this.tickets.nextNumber(tx.manager, tenantId),
+      subject: dto.subject,
+      description: dto.description ?? null,
+      type: dto.type,
+      priority: dto.priority,
+      status: TicketStatus.New,
+      subscriberId: dto.subscriber_id ?? null,
+      assignee: dto.assignee ?? null,
+      tags: normalizeTags(dto.tags ?? []),
+      externalId: dto.external_id ?? null,
+      metadata: dto.metadata ?? {},
+      dueAt: await this.settings.dueAt(tx.manager, tenantId, dto.priority, createdAt),
+      firstResponseAt: null,
+      resolvedAt: null,
+      closedAt: null,
+      createdAt,
+      updatedAt: createdAt,
+    });
+    await this.tickets.insert(tx.manager, ticket);
+    const created = await this.recordStatus(tx, ticket, null, null);
+    await this.events.append(tx, {
+      tenantId,
+      type: 'ticket.created',
+      subjectId: ticket.id,
+      object: TicketDto.from(ticket),
+    });
+    return TicketDetailDto.withHistory(ticket, [created]);
   }
 
   async getDetail(tenantId: string, id: string): Promise<TicketDetailDto> {

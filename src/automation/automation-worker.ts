@@ -1,0 +1,265 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { InvoiceDto } from '../billing';
+import { Clock } from '../common/clock';
+import { automationScope, SYSTEM_SCOPE } from '../common/request-context';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
+import { EventsService } from '../events';
+import { ServicesService } from '../provisioning';
+import { SubscribersService, SubscriberStatus, SuspensionReason, type ChangeStatusDto } from '../subscribers';
+import { TicketsService, type CreateTicketDto } from '../tickets';
+import { AutomationRepository, type LogEvent } from './automation.repository';
+import { RULES, type RuleId } from './rules';
+
+const CONSUMER = 'automation';
+const BATCH = 200;
+
+/** The event-driven rules, by the event types that trigger them (the overdue sweep and billing's rule run apart). */
+const REACTIONS: Partial<Record<string, RuleId[]>> = {};
+for (const rule of RULES) {
+  for (const trigger of rule.triggers) {
+    if (trigger.includes('.')) {
+      REACTIONS[trigger] = [...(REACTIONS[trigger] ?? []), rule.id];
+    }
+  }
+}
+
+/**
+ * The automation rules at work. Each pass sweeps for overdue invoices (a state the clock creates, not an event) and
+ * then reads the event log from its cursor: every event a rule reacts to is handled in the batch's transaction, each
+ * rule inside a savepoint (one that fails is logged and does not undo the others), and the cursor moves in that same
+ * transaction, so a crash between a change and its reaction loses nothing and a reaction is never done twice. The
+ * cursor row is taken FOR UPDATE SKIP LOCKED: one instance reads at a time, the others skip.
+ */
+@Injectable()
+export class AutomationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('AutomationWorker');
+  private timer?: NodeJS.Timeout;
+  private running = false;
+  private rerun = false;
+  private stopped = false;
+  private current: Promise<void> = Promise.resolve();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly automation: AutomationRepository,
+    private readonly subscribers: SubscribersService,
+    private readonly services: ServicesService,
+    private readonly tickets: TicketsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.automation.enabled) {
+      return;
+    }
+    this.timer = setInterval(() => this.wake(), this.config.automation.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.current;
+  }
+
+  wake(): void {
+    if (this.stopped || !this.config.automation.enabled) {
+      return;
+    }
+    if (this.running) {
+      this.rerun = true;
+      return;
+    }
+    this.running = true;
+    this.current = this.pass()
+      .catch((error: Error) => this.logger.error({ msg: 'automation pass failed', err: error.message }))
+      .finally(() => {
+        this.running = false;
+        if (this.rerun && !this.stopped) {
+          this.rerun = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async pass(): Promise<void> {
+    await this.sweepOverdue();
+    while (!this.stopped && (await this.consume())) {
+      // a full batch: there may be more
+    }
+  }
+
+  /** overdue_invoices: announce each invoice once, then suspend who is past the profile's grace. */
+  private async sweepOverdue(): Promise<void> {
+    const today = this.clock.today();
+    const scope = automationScope('overdue_invoices');
+    await this.tx.run(scope, async (tx) => {
+      for (const invoice of await this.automation.overdueInvoices(tx.manager, today, BATCH)) {
+        const first = await this.automation.claimEffect(tx.manager, {
+          tenantId: invoice.tenantId,
+          rule: 'overdue_invoices',
+          subjectId: invoice.id,
+          resultId: null,
+          createdAt: new Date(),
+        });
+        if (first) {
+          await this.events.append(tx, {
+            tenantId: invoice.tenantId,
+            type: 'invoice.overdue',
+            subjectId: invoice.id,
+            object: InvoiceDto.from(invoice),
+            details: { days_overdue: daysBetween(invoice.dueDate, today) },
+          });
+        }
+      }
+    });
+    const suspend: ChangeStatusDto = {
+      status: SubscriberStatus.Suspended,
+      reason: SuspensionReason.NonPayment,
+    };
+    for (const subscriber of await this.automation.toSuspend(this.dataSource.manager, today, BATCH)) {
+      await this.tx
+        .run(scope, (tx) => this.subscribers.changeStatusIn(tx, subscriber.tenantId, subscriber.id, suspend))
+        .catch((error: Error) =>
+          this.logger.warn({
+            msg: 'non-payment suspension failed',
+            subscriber_id: subscriber.id,
+            err: error.message,
+          }),
+        );
+    }
+  }
+
+  /** One batch of the log; true when it was full. */
+  private consume(): Promise<boolean> {
+    return this.tx.run(SYSTEM_SCOPE, async (tx) => {
+      const cursor = await this.automation.lockCursor(tx.manager, CONSUMER);
+      if (!cursor) {
+        return false;
+      }
+      const events = await this.automation.eventsAfter(tx.manager, cursor.txId, cursor.eventId, BATCH);
+      if (events.length === 0) {
+        return false;
+      }
+      const relevant = events.filter((event) => REACTIONS[event.type] !== undefined);
+      const disabled = await this.automation.disabled(tx.manager, [
+        ...new Set(relevant.map((event) => event.tenantId)),
+      ]);
+      for (const event of relevant) {
+        for (const rule of REACTIONS[event.type] ?? []) {
+          if (disabled.has(`${event.tenantId}/${rule}`)) {
+            continue;
+          }
+          await tx
+            .savepoint('automation_rule', () => this.react(tx.withScope(automationScope(rule)), rule, event))
+            .catch((error: Error) =>
+              this.logger.warn({
+                msg: 'automation rule failed',
+                rule,
+                event_id: event.id,
+                err: error.message,
+              }),
+            );
+        }
+      }
+      const last = events[events.length - 1];
+      await this.automation.moveCursor(tx.manager, CONSUMER, last.txId, last.id);
+      return events.length === BATCH;
+    });
+  }
+
+  private async react(tx: Tx, rule: RuleId, event: LogEvent): Promise<void> {
+    const object = event.data.object;
+    const subscriberId =
+      event.type === 'subscriber.status_changed'
+        ? event.subjectId
+        : (object.subscriber_id as string | undefined);
+    if (!subscriberId) {
+      return;
+    }
+    switch (rule) {
+      case 'service_follows_subscriber':
+        return this.followSubscriber(tx, event, subscriberId);
+      case 'paid_up':
+        return this.paidUp(tx, event, subscriberId);
+      case 'failed_provisioning':
+        return this.failedOrder(tx, event, subscriberId);
+      case 'overdue_invoices':
+      case 'termination_billing':
+        // Not event-driven: the sweep and the bill runs apply them.
+        return;
+    }
+  }
+
+  private async followSubscriber(tx: Tx, event: LogEvent, subscriberId: string): Promise<void> {
+    if (event.type === 'subscriber.status_changed') {
+      const to = event.data.to as SubscriberStatus;
+      const resume = event.data.from === SubscriberStatus.Suspended && to === SubscriberStatus.Active;
+      await this.services.followSubscriber(tx, event.tenantId, subscriberId, to, resume);
+      return;
+    }
+    // An order ended: a subscriber suspended or cancelled meanwhile gets what its change could not order then.
+    const subscriber = await this.subscribers.findIn(tx.manager, event.tenantId, subscriberId);
+    if (subscriber && [SubscriberStatus.Suspended, SubscriberStatus.Cancelled].includes(subscriber.status)) {
+      await this.services.followSubscriber(tx, event.tenantId, subscriberId, subscriber.status, false);
+    }
+  }
+
+  private async paidUp(tx: Tx, event: LogEvent, subscriberId: string): Promise<void> {
+    if (event.type === 'transaction.created' && event.data.object.kind !== 'credit') {
+      return;
+    }
+    const subscriber = await this.subscribers.findIn(tx.manager, event.tenantId, subscriberId);
+    if (
+      subscriber?.status !== SubscriberStatus.Suspended ||
+      subscriber.suspensionReason !== SuspensionReason.NonPayment ||
+      (await this.automation.hasOverdue(tx.manager, event.tenantId, subscriberId, this.clock.today()))
+    ) {
+      return;
+    }
+    await this.subscribers.changeStatusIn(tx, event.tenantId, subscriberId, {
+      status: SubscriberStatus.Active,
+    });
+  }
+
+  private async failedOrder(tx: Tx, event: LogEvent, subscriberId: string): Promise<void> {
+    const order = event.data.object as {
+      id: string;
+      service_id: string;
+      action: string;
+      last_error: string | null;
+    };
+    const first = await this.automation.claimEffect(tx.manager, {
+      tenantId: event.tenantId,
+      rule: 'failed_provisioning',
+      subjectId: order.id,
+      resultId: null,
+      createdAt: new Date(),
+    });
+    if (!first) {
+      return;
+    }
+    const error = order.last_error ?? 'no error recorded';
+    const ticket = {
+      subject: `Provisioning failed: ${order.action} of service ${order.service_id}`.slice(0, 200),
+      description: `Provisioning order ${order.id} (${order.action}) failed: ${error}`.slice(0, 10_000),
+      type: order.action === 'activate' ? 'installation' : 'incident',
+      priority: 'high',
+      subscriber_id: subscriberId,
+      tags: ['provisioning'],
+      metadata: { provisioning_order_id: order.id, service_id: order.service_id },
+    } as CreateTicketDto;
+    await this.tickets.createIn(tx, event.tenantId, ticket);
+  }
+}
+
+function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}

@@ -1,0 +1,30 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { BillingModule, BillingRunner } from '../billing';
+import { EventsModule } from '../events';
+import { ProvisioningModule } from '../provisioning';
+import { SubscribersModule } from '../subscribers';
+import { TicketsModule } from '../tickets';
+import { AutomationController } from './automation.controller';
+import { AutomationRepository } from './automation.repository';
+import { AutomationService } from './automation.service';
+import { AutomationWorker } from './automation-worker';
+
+/** The rules that tie billing, the network and support together (docs/automation.md). */
+@Module({
+  imports: [EventsModule, SubscribersModule, BillingModule, ProvisioningModule, TicketsModule],
+  controllers: [AutomationController],
+  providers: [AutomationRepository, AutomationService, AutomationWorker],
+})
+export class AutomationModule implements OnModuleInit {
+  constructor(
+    private readonly runner: BillingRunner,
+    private readonly automation: AutomationService,
+  ) {}
+
+  /** termination_billing is applied by bill runs: they ask this module whether it is on for the tenant. */
+  onModuleInit(): void {
+    this.runner.useTerminationCredit((manager, tenantId) =>
+      this.automation.isEnabled(manager, tenantId, 'termination_billing'),
+    );
+  }
+}

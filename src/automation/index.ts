@@ -1,0 +1,3 @@
+// The automation domain's public surface (docs/architecture.md).
+export { AutomationEffect, AutomationRuleSetting, EventConsumer } from './automation.entity';
+export { AutomationModule } from './automation.module';

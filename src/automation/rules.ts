@@ -1,0 +1,56 @@
+/** The automation rules, as data: what each reacts to, what it does and what it emits (docs/automation.md). */
+export const RULES = [
+  {
+    id: 'service_follows_subscriber',
+    name: 'Services follow their subscriber',
+    description:
+      'A subscriber suspended gets a suspend order for each active service; suspended → active, a resume order for each suspended one; cancelled, a terminate order for each service not terminated. A service with an open order is brought in line when that order ends.',
+    triggers: [
+      'subscriber.status_changed',
+      'provisioning_order.completed',
+      'provisioning_order.failed',
+      'provisioning_order.cancelled',
+    ],
+    emits: ['provisioning_order.created'],
+  },
+  {
+    id: 'overdue_invoices',
+    name: 'Overdue invoices and suspension for non-payment',
+    description:
+      "A sweep: an open invoice past its due date gets invoice.overdue, once; past due_date + auto_suspend_after_days of the subscriber's billing profile (or the tenant default), an active subscriber is suspended with reason non_payment.",
+    triggers: ['schedule'],
+    emits: ['invoice.overdue', 'subscriber.status_changed'],
+  },
+  {
+    id: 'paid_up',
+    name: 'Reactivation when paid up',
+    description:
+      'After an allocation, a credit, a payment in full or a void, a subscriber suspended for non_payment with no invoice open past its due date goes back to active. A manual or fraud suspension is never lifted.',
+    triggers: ['transaction.allocated', 'transaction.created', 'invoice.paid', 'invoice.voided'],
+    emits: ['subscriber.status_changed'],
+  },
+  {
+    id: 'termination_billing',
+    name: 'Credit for terminated services',
+    description:
+      "On the subscriber's next bill run, a terminated service's unused days already billed are credited (proration). Disabled: no such credit.",
+    triggers: ['billing_run'],
+    emits: ['invoice.created'],
+  },
+  {
+    id: 'failed_provisioning',
+    name: 'A ticket for failed provisioning',
+    description:
+      'A provisioning order that ends failed opens one high-priority ticket (installation for activate, incident otherwise) on the subscriber, naming the action and the error.',
+    triggers: ['provisioning_order.failed'],
+    emits: ['ticket.created'],
+  },
+] as const;
+
+export type RuleId = (typeof RULES)[number]['id'];
+
+export const RULE_IDS: readonly RuleId[] = RULES.map((rule) => rule.id);
+
+export function isRuleId(value: string): value is RuleId {
+  return (RULE_IDS as readonly string[]).includes(value);
+}
