@@ -187,6 +187,7 @@ describe('openapi.json', () => {
       'Billing',
       'Tickets',
       'Provisioning',
+      'Automation',
       'Webhooks',
       'Events',
       'Admin',

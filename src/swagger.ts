@@ -17,9 +17,16 @@ ones; \`GET /api/v1\` states the rate limits before your first real call.`;
 const TAGS: [name: string, description: string][] = [
   ['Gateway', 'What the API is, who the caller is, and whether it is up.'],
   ['Subscribers', 'The people and businesses an ISP serves, and their lifecycle.'],
-  ['Billing', 'Billing profiles, invoices, payments and their allocation, balances and the ledger.'],
+  [
+    'Billing',
+    'Billing profiles, invoices, payments and their allocation, balances, the ledger, and recurring bill runs.',
+  ],
   ['Tickets', 'The support desk: tickets, their workflow and SLA, and the conversation with the customer.'],
   ['Provisioning', 'Service plans, subscriber services, and the orders that carry them to the network.'],
+  [
+    'Automation',
+    'The rules that tie billing, the network and support together (dunning, services following their subscriber), per tenant.',
+  ],
   ['Webhooks', 'Callback subscriptions, their deliveries and attempts.'],
   ['Events', 'The audit log of every change, readable with a cursor.'],
   ['Admin', 'Tenants and API tokens.'],

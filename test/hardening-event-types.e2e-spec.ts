@@ -49,6 +49,10 @@ const EMITTED = [
   'provisioning_order.completed',
   'provisioning_order.failed',
   'provisioning_order.cancelled',
+  'invoice.overdue',
+  'billing_run.completed',
+  'billing_run.failed',
+  'automation_rule.updated',
 ];
 
 /**

@@ -38,6 +38,7 @@ start_test_server() {
     cd "$TEST_SERVER_ROOT"
     exec env -u DATABASE_URL -u REDIS_URL PORT="$port" DATA_DIR="$TEST_SERVER_DIR/data" EMBEDDED_DATABASE=true \
       API_BOOTSTRAP_TOKEN="$ADMIN_TOKEN" LOG_LEVEL="${TEST_SERVER_LOG_LEVEL:-warn}" WEBHOOK_WORKER_ENABLED=false \
+      BILLING_SCHEDULER_ENABLED=false \
       node dist/main.js
   ) >"$TEST_SERVER_DIR/server.log" 2>&1 </dev/null &
   TEST_SERVER_PID=$!

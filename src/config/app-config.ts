@@ -268,7 +268,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     automation: {
       enabled: boolean(env, 'AUTOMATION_ENABLED', true),
-      pollMs: integer(env, 'AUTOMATION_POLL_MS', 30_000, 10, 3_600_000),
+      pollMs: integer(env, 'AUTOMATION_POLL_MS', 5000, 10, 3_600_000),
     },
   };
 }

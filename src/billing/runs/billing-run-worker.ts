@@ -80,8 +80,42 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
       if (!run) {
         return;
       }
-      await this.execute(run, leaseId);
+      try {
+        await this.execute(run, leaseId);
+      } catch (error) {
+        await this.fail(run, leaseId, error as Error);
+      }
     }
+  }
+
+  /**
+   * A run that stopped on an error no subscriber explains (the database went away mid-batch, say) is failed, its
+   * committed batches kept: a new run for the same day bills who is left, and nobody twice.
+   */
+  private async fail(run: BillingRun, leaseId: string, error: Error): Promise<void> {
+    this.logger.error({ msg: 'bill run failed', run_id: run.id, err: error.message });
+    await this.tx.run({ requestId: run.requestId, actor: run.actor }, async (tx) => {
+      const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
+      if (!locked) {
+        return;
+      }
+      const now = new Date();
+      Object.assign(locked, {
+        status: BillingRunStatus.Failed,
+        completedAt: now,
+        updatedAt: now,
+        leaseId: null,
+        leaseUntil: null,
+      });
+      await this.runs.update(tx.manager, locked);
+      await this.events.append(tx, {
+        tenantId: locked.tenantId,
+        type: 'billing_run.failed',
+        subjectId: locked.id,
+        object: BillingRunDto.from(locked),
+        details: { error: error.message },
+      });
+    });
   }
 
   /** The day's scheduled run of every tenant with services, once the hour has come. */
