@@ -8,6 +8,8 @@ export interface Options {
   warmupS: number;
   connections: number[];
   rows: number;
+  /** billing.run: subscribers billed by the one bill run (100,000; 10,000 with --quick). */
+  billingSubscribers: number;
   quick: boolean;
   only: string[] | null;
   reuse: boolean;
@@ -35,7 +37,7 @@ export function parseOptions(argv: string[]): Options {
     const [name, inline] = arg.slice(2).split('=', 2);
     if (['embedded', 'quick', 'reuse', 'cpu-prof'].includes(name)) {
       flags.set(name, true);
-    } else if (['duration', 'warmup', 'connections', 'rows', 'only'].includes(name)) {
+    } else if (['duration', 'warmup', 'connections', 'rows', 'only', 'billing-subscribers'].includes(name)) {
       const value = inline ?? argv[++i];
       if (value === undefined) throw new Error(`--${name} needs a value`);
       flags.set(name, value);
@@ -67,6 +69,7 @@ export function parseOptions(argv: string[]): Options {
       return value;
     }),
     rows: Math.round(positive('rows', quick || embedded ? 100_000 : 1_000_000)),
+    billingSubscribers: Math.round(positive('billing-subscribers', quick ? 10_000 : 100_000)),
     only: text('only')?.split(',') ?? null,
     reuse: flags.has('reuse'),
     cpuProf: flags.has('cpu-prof'),

@@ -8,7 +8,8 @@
  *                           the app's CreateSubscriberDto and the same INSERT (the floor of the app's own stack)
  *   (b) health.live         GET /health/live of the server under test (the framework's ceiling)
  * Cases against them: subscribers.create (+ _idempotent), subscribers.get, subscribers.list_first/_deep,
- * events.list_first/_deep, transactions.create, transactions.allocate.
+ * events.list_first/_deep, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one
+ * bill run over 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s.
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -19,7 +20,8 @@
  *   --connections <l>   comma-separated connection counts (32,64)
  *   --rows <n>          subscribers and events to seed (1,000,000; 100,000 with --embedded or --quick)
  *   --quick             smoke run: 3 s, 1 s warm-up, 64 connections, fewer cases, 100,000 rows
- *   --only <l>          comma-separated case names to measure (baselines are always kept)
+ *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run included)
+ *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
  *   --cpu-prof          profile the server under test (.cpuprofile under bench/results/profiles/)
  *
@@ -33,6 +35,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { benchBillingRun } from './billing-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
 import { cursorAt, ensureDatabase, prepareDatabase, resetSchema, sampleSubscriberIds } from './database';
@@ -158,6 +161,9 @@ async function main(): Promise<void> {
       queryCounts,
       plans,
     });
+    if (!options.only || options.only.includes('billing.run')) {
+      await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
+    }
     if (profileDir) log(`CPU profile of the server: ${profileDir} (written when it stops)`);
   } finally {
     await stopAll();

@@ -150,16 +150,15 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
   private async execute(claimed: BillingRun, leaseId: string): Promise<void> {
     const run = claimed;
     const day = runDay(run.asOf);
-    run.subscribersDue =
-      day.billingDay > 28
-        ? 0
-        : await this.runs.countDue(
-            this.dataSource.manager,
-            run.tenantId,
-            day.asOf,
-            day.previousStart,
-            day.billingDay,
-          );
+    // Due: not yet billed for the period when the run starts (less those found with nothing to bill). Counted once:
+    // a real run taken up again after a crash keeps the figure it started with.
+    if (run.dryRun || run.subscribersBilled === 0) {
+      run.subscribersDue =
+        day.billingDay > 28 ? 0 : await this.runs.countDue(this.dataSource.manager, run.tenantId, day);
+      if (!run.dryRun) {
+        await this.runs.setDue(this.dataSource.manager, run.id, leaseId, run.subscribersDue);
+      }
+    }
     if (day.billingDay <= 28) {
       if (run.dryRun) {
         // A dry run starts over whenever it is taken up: nothing of it was written but its figures, at the end.
@@ -256,6 +255,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
         credits: 0,
         amounts: new Map(),
         errors: [{ subscriber_id: subscriberId, reason }],
+        empty: 0,
         lastId: subscriberId,
       };
     }

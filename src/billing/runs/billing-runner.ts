@@ -51,12 +51,15 @@ export interface BatchFigures {
   credits: number;
   amounts: Map<string, number>;
   errors: RunError[];
+  /** Due subscribers found with nothing to bill: they were not due after all. */
+  empty: number;
   lastId: string | null;
 }
 
 /** The progress a run writes after each batch, or a dry run at its end. */
 export function addFigures(run: BillingRun, figures: BatchFigures): void {
   run.subscribersBilled += figures.billed;
+  run.subscribersDue = Math.max(0, run.subscribersDue - figures.empty);
   run.invoicesCreated += figures.invoices;
   run.creditsCreated += figures.credits;
   const totals = new Map(run.amountTotal.map((entry) => [entry.currency, entry.amount]));
@@ -155,6 +158,7 @@ export class BillingRunner {
       credits: 0,
       amounts: new Map(),
       errors: [],
+      empty: 0,
       lastId: null,
     };
     for (const each of billed) {
@@ -163,6 +167,7 @@ export class BillingRunner {
         continue;
       }
       if (each.lines.lines.length === 0) {
+        figures.empty += 1;
         continue;
       }
       figures.billed += 1;

@@ -162,21 +162,26 @@ export class BillingRunsRepository {
     await manager.update(BillingRun, { tenantId, id }, changes);
   }
 
-  /** How many subscribers are due on the day, billed already or not. */
+  /** How many subscribers are due on the day and not yet billed for its period. */
   async countDue(
     manager: EntityManager,
     tenantId: string,
-    asOf: string,
-    previousStart: string,
-    billingDay: number,
+    day: { asOf: string; previousStart: string; billingDay: number },
   ): Promise<number> {
-    void asOf;
-    const [row]: { due: number }[] = await manager.query(`SELECT count(*)::int AS due ${DUE_SQL}`, [
-      tenantId,
-      previousStart,
-      billingDay,
-    ]);
+    const [row]: { due: number }[] = await manager.query(
+      `SELECT count(*)::int AS due ${DUE_SQL} AND ${NOT_BILLED}`,
+      [tenantId, day.previousStart, day.billingDay, day.asOf],
+    );
     return row.due;
+  }
+
+  /** Records the run's due count, while the claim holds. */
+  async setDue(manager: EntityManager, runId: string, leaseId: string, due: number): Promise<void> {
+    await manager.query(`UPDATE billing_runs SET subscribers_due = $3 WHERE id = $1 AND lease_id = $2`, [
+      runId,
+      leaseId,
+      due,
+    ]);
   }
 
   /**

@@ -53,7 +53,11 @@ export class BillingRunDto {
   @ApiProperty({ enum: Object.values(BillingRunTrigger), example: BillingRunTrigger.Api })
   trigger: BillingRunTrigger;
   @ApiProperty({ enum: BILLING_RUN_STATUSES, example: BillingRunStatus.Completed }) status: BillingRunStatus;
-  @ApiInteger({ example: 250, description: 'Subscribers due on as_of (billed by this run or before it).' })
+  @ApiInteger({
+    example: 250,
+    description:
+      'Subscribers due on as_of and not yet billed for its period when the run started (less any found with nothing to bill).',
+  })
   subscribers_due: number;
   @ApiInteger({ example: 248, description: 'Subscribers this run billed (an invoice or a credit).' })
   subscribers_billed: number;

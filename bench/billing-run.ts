@@ -1,0 +1,147 @@
+/**
+ * `billing.run` (issue: recurring billing): one tenant with `subscribers` subscribers, each with one active service,
+ * billed by one bill run of the server under test, on the bench's database. Reported as subscribers/s and its ratio
+ * to baseline (a)'s requests/s measured in the same run (target ≥ 1.0: a batched run must beat single-row inserts),
+ * with the server's peak RSS during the run (target ≤ 300 MB).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from 'pg';
+import { BOOTSTRAP_TOKEN } from './cases';
+import type { ServerUnderTest } from './processes';
+import { log, type Measurement } from './report';
+
+const AS_OF = '2026-01-01';
+
+export interface BillingRunResult {
+  subscribers: number;
+  seconds: number;
+  subscribersPerS: number;
+  baselineRps: number;
+  ratio: number;
+  peakRssMb: number;
+  invoices: number;
+  met: { ratio: boolean; rss: boolean };
+}
+
+async function api(server: ServerUnderTest, path: string, init: RequestInit & { tenant?: string } = {}) {
+  const response = await fetch(`${server.baseUrl}/api/v1${path}`, {
+    ...init,
+    headers: {
+      Authorization: `Bearer ${BOOTSTRAP_TOKEN}`,
+      'Content-Type': 'application/json',
+      ...(init.tenant ? { 'X-Tenant-ID': init.tenant } : {}),
+    },
+  });
+  const body = (await response.json()) as { data: Record<string, unknown> };
+  if (!response.ok) {
+    throw new Error(`${init.method ?? 'GET'} ${path}: ${response.status} ${JSON.stringify(body)}`);
+  }
+  return body.data;
+}
+
+/** A tenant of its own, its default profile, one plan, and the subscribers with an active service each (SQL). */
+async function seed(db: Client, server: ServerUnderTest, total: number): Promise<string> {
+  const tenant = await api(server, '/tenants', {
+    method: 'POST',
+    body: JSON.stringify({ slug: `bench-billing-${Date.now()}`, name: 'Bench billing' }),
+  });
+  const tenantId = tenant.id as string;
+  await api(server, '/billing-profiles', {
+    method: 'POST',
+    tenant: tenantId,
+    body: JSON.stringify({
+      name: 'Monthly',
+      currency: 'USD',
+      billing_day: 1,
+      payment_terms_days: 14,
+      is_default: true,
+    }),
+  });
+  const plan = await api(server, '/service-plans', {
+    method: 'POST',
+    tenant: tenantId,
+    body: JSON.stringify({
+      name: 'Fiber 500',
+      download_kbps: 500000,
+      upload_kbps: 100000,
+      price: 4999,
+      currency: 'USD',
+    }),
+  });
+  const old = '2025-06-01T00:00:00Z';
+  for (let from = 1; from <= total; from += 50_000) {
+    const to = Math.min(total, from + 49_999);
+    await db.query(
+      `INSERT INTO subscribers (tenant_id, id, external_id, full_name, email, email_normalized, phone, status,
+         suspension_reason, billing_profile_id, address, metadata, created_at, updated_at)
+       SELECT $1, 'sub_BR' || lpad(g::text, 20, '0'), NULL, 'Billed ' || g, NULL, NULL, NULL, 'active', NULL, NULL, NULL,
+         '{}'::jsonb, $2::timestamptz, $2::timestamptz
+       FROM generate_series($3::int, $4::int) AS g`,
+      [tenantId, old, from, to],
+    );
+    await db.query(
+      `INSERT INTO services (tenant_id, id, subscriber_id, plan_id, status, pppoe_username, radius_username,
+         pppoe_password, static_ipv4, cpe_mac, installation_address, activated_at, terminated_at, created_at, updated_at)
+       SELECT $1, 'svc_BR' || lpad(g::text, 20, '0'), 'sub_BR' || lpad(g::text, 20, '0'), $2, 'active',
+         'user' || g, 'bench/user' || g, 'secret', NULL, NULL, NULL, $3::timestamptz, NULL, $3::timestamptz, $3::timestamptz
+       FROM generate_series($4::int, $5::int) AS g`,
+      [tenantId, plan.id, old, from, to],
+    );
+  }
+  await db.query('ANALYZE subscribers; ANALYZE services; ANALYZE billing_periods; ANALYZE invoices');
+  return tenantId;
+}
+
+export async function benchBillingRun(
+  db: Client,
+  server: ServerUnderTest,
+  measurements: Measurement[],
+  total: number,
+  resultsDir: string,
+  stamp: string,
+): Promise<BillingRunResult> {
+  log(`\nbilling.run: seeding ${total.toLocaleString('en-US')} subscribers with one active service each…`);
+  const tenantId = await seed(db, server, total);
+  server.rss.window();
+  const run = await api(server, '/billing-runs', {
+    method: 'POST',
+    tenant: tenantId,
+    body: JSON.stringify({ as_of: AS_OF }),
+  });
+  let current = run;
+  while (current.status === 'running') {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    current = await api(server, `/billing-runs/${run.id as string}`, { tenant: tenantId });
+  }
+  const peakRssMb = server.rss.window();
+  if (current.status !== 'completed' || current.subscribers_billed !== total) {
+    throw new Error(`billing.run did not bill everyone: ${JSON.stringify(current)}`);
+  }
+  const seconds =
+    (Date.parse(current.completed_at as string) - Date.parse(current.created_at as string)) / 1000;
+  const baselineRps = Math.max(
+    0,
+    ...measurements.filter((m) => m.case === 'baseline.insert').map((m) => m.rps),
+  );
+  const subscribersPerS = total / seconds;
+  const ratio = baselineRps > 0 ? subscribersPerS / baselineRps : 0;
+  const result: BillingRunResult = {
+    subscribers: total,
+    seconds,
+    subscribersPerS,
+    baselineRps,
+    ratio,
+    peakRssMb,
+    invoices: current.invoices_created as number,
+    met: { ratio: ratio >= 1, rss: peakRssMb <= 300 },
+  };
+  log(
+    `billing.run: ${total.toLocaleString('en-US')} subscribers billed in ${seconds.toFixed(1)} s = ` +
+      `${subscribersPerS.toFixed(0)} subscribers/s; baseline (a) ${baselineRps.toFixed(0)} req/s; ratio ` +
+      `${ratio.toFixed(2)} (target ≥ 1.0: ${result.met.ratio ? 'met' : 'NOT met'}); server peak RSS ` +
+      `${peakRssMb.toFixed(0)} MB (≤ 300: ${result.met.rss ? 'met' : 'NOT met'})`,
+  );
+  writeFileSync(join(resultsDir, `billing-run-${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  return result;
+}
