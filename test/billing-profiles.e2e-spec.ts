@@ -55,6 +55,7 @@ describe('Billing profiles', () => {
         billing_day: 28,
         payment_terms_days: 14,
         auto_suspend_after_days: null,
+        is_default: false,
         created_at: expect.stringMatching(ISO_MS),
         updated_at: res.body.data.created_at,
       });

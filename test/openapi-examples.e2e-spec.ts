@@ -120,6 +120,8 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     // The worker is off here, so the activate order waits to be cancelled, and the service stays pending.
     { operationId: 'cancelProvisioningOrder', params: (all) => ({ id: all.order }) },
     { operationId: 'actOnService', params: (all) => ({ id: all.service }) },
+    { operationId: 'createBillingRun' },
+    { operationId: 'updateAutomationRule', params: () => ({ rule: 'overdue_invoices' }) },
     { operationId: 'createWebhook', keep: (data, all) => (all.webhook = data.id as string) },
     { operationId: 'updateWebhook', params: (all) => ({ id: all.webhook }) },
     { operationId: 'rotateWebhookSecret', params: (all) => ({ id: all.webhook }) },

@@ -35,6 +35,7 @@ export const BILLING_PROFILE_KEYS = [
   'created_at',
   'currency',
   'id',
+  'is_default',
   'name',
   'payment_terms_days',
   'updated_at',
@@ -81,6 +82,7 @@ export interface BillingProfile {
   billing_day: number;
   payment_terms_days: number;
   auto_suspend_after_days: number | null;
+  is_default: boolean;
   created_at: string;
   updated_at: string;
 }
