@@ -64,7 +64,10 @@ export async function withSecondaryIndexesDropped<T>(
   const { rows } = await db.query<{ indexname: string; indexdef: string }>(
     `SELECT i.indexname, i.indexdef FROM pg_indexes i
       WHERE i.schemaname = 'public' AND i.tablename = $1
-        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)`,
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)
+        -- an index a foreign key points at (services' and billing_periods' (tenant_id, subscriber_id)) stays
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c
+                         WHERE c.conindid = ('public.' || quote_ident(i.indexname))::regclass)`,
     [table],
   );
   for (const index of rows) await db.query(`DROP INDEX "${index.indexname}"`);

@@ -7,8 +7,11 @@ import { IsCurrency } from '../../common/validation/is-currency';
 import { IsTrimmedText } from '../../common/validation/text';
 import type { ServicePlan } from '../provisioning.entity';
 
-/** Billing periods a plan may have; only monthly is billed today (recurring billing), the others are reserved. */
-export const BILLING_PERIODS = ['monthly'] as const;
+/**
+ * Billing periods a plan may have. Bill runs invoice monthly: a quarterly or yearly plan is billed each month its share
+ * of the price by days (docs/billing.md).
+ */
+export const BILLING_PERIODS = ['monthly', 'quarterly', 'yearly'] as const;
 const MAX_KBPS = 100_000_000; // 100 Gbit/s
 
 const present = (_object: object, value: unknown) => value !== undefined;
