@@ -7,7 +7,7 @@ import { automationScope, SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService } from '../events';
-import { ServicesService } from '../provisioning';
+import { OrderAction, ServicesService } from '../provisioning';
 import { SubscribersService, SubscriberStatus, SuspensionReason, type ChangeStatusDto } from '../subscribers';
 import { TicketsService, type CreateTicketDto } from '../tickets';
 import { AutomationRepository, type LogEvent } from './automation.repository';
@@ -208,7 +208,21 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     // An order ended: a subscriber suspended or cancelled meanwhile gets what its change could not order then.
     const subscriber = await this.subscribers.findIn(tx.manager, event.tenantId, subscriberId);
     if (subscriber && [SubscriberStatus.Suspended, SubscriberStatus.Cancelled].includes(subscriber.status)) {
-      await this.services.followSubscriber(tx, event.tenantId, subscriberId, subscriber.status, false);
+      // A failed order's own action is not ordered again: the failure opened a ticket (failed_provisioning) for a
+      // person to look at, where a retry loop would fail and ticket forever.
+      const order = event.data.object as { service_id: string; action: OrderAction };
+      const failed =
+        event.type === 'provisioning_order.failed'
+          ? { serviceId: order.service_id, action: order.action }
+          : undefined;
+      await this.services.followSubscriber(
+        tx,
+        event.tenantId,
+        subscriberId,
+        subscriber.status,
+        false,
+        failed,
+      );
     }
   }
 

@@ -30,6 +30,7 @@ export class AutomationRepository {
     return manager.findBy(AutomationRuleSetting, { tenantId });
   }
 
+  /** Sets the rule's switch; answers what it was (a rule without a row is on). */
   async setEnabled(
     manager: EntityManager,
     tenantId: string,
@@ -37,14 +38,18 @@ export class AutomationRepository {
     on: boolean,
     at: Date,
   ): Promise<boolean> {
-    const [row]: { previous: boolean | null }[] = await manager.query(
-      `WITH previous AS (SELECT enabled FROM automation_rule_settings WHERE tenant_id = $1 AND rule = $2 FOR UPDATE)
-       INSERT INTO automation_rule_settings (tenant_id, rule, enabled, updated_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (tenant_id, rule) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at
-       RETURNING (SELECT enabled FROM previous) AS previous`,
+    // Concurrent switches of one rule queue on this lock, so each sees the value the one before it left.
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('automation_rule:' || $1 || '/' || $2))`, [
+      tenantId,
+      rule,
+    ]);
+    const previous = await manager.findOneBy(AutomationRuleSetting, { tenantId, rule });
+    await manager.query(
+      `INSERT INTO automation_rule_settings (tenant_id, rule, enabled, updated_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (tenant_id, rule) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`,
       [tenantId, rule, on, at],
     );
-    return row.previous ?? true;
+    return previous?.enabled ?? true;
   }
 
   /** The rules turned off, per tenant, for these tenants. */

@@ -259,6 +259,8 @@ export class ServicesService {
     subscriberId: string,
     status: SubscriberStatus,
     resume: boolean,
+    /** An order that just failed: its action is not ordered again for its service (no retry loop). */
+    failed?: { serviceId: string; action: OrderAction },
   ): Promise<OrderDto[]> {
     const opened: OrderDto[] = [];
     for (const service of await this.services.lockForSubscriber(tx.manager, tenantId, subscriberId)) {
@@ -270,7 +272,8 @@ export class ServicesService {
             : resume && status === SubscriberStatus.Active && service.status === ServiceStatus.Suspended
               ? OrderAction.Resume
               : null;
-      if (action === null || (await this.orders.hasOpen(tx, service))) {
+      const justFailed = failed?.serviceId === service.id && failed.action === action;
+      if (action === null || justFailed || (await this.orders.hasOpen(tx, service))) {
         continue;
       }
       const order = await this.orders.open(tx, service, action, {
