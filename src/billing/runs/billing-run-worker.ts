@@ -203,8 +203,8 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
           break;
         }
         addFigures(run, { ...figures, errors: [] });
-        for (const error of figures.errors) {
-          skip.add(error.subscriber_id);
+        for (const id of [...figures.errors.map((error) => error.subscriber_id), ...figures.emptyIds]) {
+          skip.add(id);
         }
         afterId = figures.lastId!;
       }
@@ -256,6 +256,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
         amounts: new Map(),
         errors: [{ subscriber_id: subscriberId, reason }],
         empty: 0,
+        emptyIds: [],
         lastId: subscriberId,
       };
     }

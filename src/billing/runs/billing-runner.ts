@@ -51,8 +51,10 @@ export interface BatchFigures {
   credits: number;
   amounts: Map<string, number>;
   errors: RunError[];
-  /** Due subscribers found with nothing to bill: they were not due after all. */
+  /** Due subscribers found with nothing to bill: they were not due after all (and are not claimed: a later run of
+   * the day bills them if a service is added meanwhile). */
   empty: number;
+  emptyIds: string[];
   lastId: string | null;
 }
 
@@ -121,15 +123,16 @@ export class BillingRunner {
       }
       const scoped = tx.withScope({ requestId: run.requestId, actor: run.actor });
       const day = runDay(run.asOf);
-      const subscribers = (
-        await this.runs.due(tx.manager, run.tenantId, day, afterId, limit, locking)
-      ).filter((subscriber) => !skip.has(subscriber.subscriberId));
-      if (subscribers.length === 0) {
+      const due = await this.runs.due(tx.manager, run.tenantId, day, afterId, limit, locking);
+      if (due.length === 0) {
         return;
       }
+      // Those this run already reported (an error) or found with nothing to bill are passed over, not ended on.
+      const subscribers = due.filter((subscriber) => !skip.has(subscriber.subscriberId));
       const billed = await this.compute(tx.manager, run.tenantId, day, subscribers);
-      const figures = await this.write(scoped, run, day, billed);
-      figures.lastId = subscribers[subscribers.length - 1].subscriberId;
+      const figures =
+        subscribers.length === 0 ? this.figuresOf([]) : await this.write(scoped, run, day, billed);
+      figures.lastId = due[due.length - 1].subscriberId;
       addFigures(run, figures);
       run.updatedAt = new Date();
       await this.runs.update(tx.manager, run);
@@ -159,6 +162,7 @@ export class BillingRunner {
       amounts: new Map(),
       errors: [],
       empty: 0,
+      emptyIds: [],
       lastId: null,
     };
     for (const each of billed) {
@@ -168,6 +172,7 @@ export class BillingRunner {
       }
       if (each.lines.lines.length === 0) {
         figures.empty += 1;
+        figures.emptyIds.push(each.subscriber.subscriberId);
         continue;
       }
       figures.billed += 1;
@@ -256,7 +261,10 @@ export class BillingRunner {
     const { manager } = tx;
     const now = new Date();
     const periodEnd = addMonths(day.asOf, 1);
-    const ok = billed.filter((each): each is Extract<Billed, { lines: RunLines }> => 'lines' in each);
+    // A subscriber with nothing to bill is not claimed: the period stays open to a later run of the day.
+    const ok = billed.filter(
+      (each): each is Extract<Billed, { lines: RunLines }> => 'lines' in each && each.lines.lines.length > 0,
+    );
     const periods = ok.map((each) => {
       const hasLines = each.lines.lines.length > 0;
       return Object.assign(new BillingPeriod(), {
@@ -372,7 +380,10 @@ export class BillingRunner {
     }
     await this.events.appendMany(tx, events);
     const figures = this.figuresOf(
-      billed.filter((each) => 'error' in each || claimed.has(each.subscriber.subscriberId)),
+      billed.filter(
+        (each) =>
+          'error' in each || each.lines.lines.length === 0 || claimed.has(each.subscriber.subscriberId),
+      ),
     );
     if (figures.errors.length > 0) {
       this.logger.warn({

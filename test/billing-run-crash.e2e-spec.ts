@@ -1,0 +1,436 @@
+import { Client } from 'pg';
+import request from 'supertest';
+import { expectList } from './support/envelope';
+import { bearer } from './support/factories';
+import { type BillingRunServer, startBillingRunServer } from './support/billing-run-process';
+import { BOOTSTRAP_TOKEN, uniqueSlug } from './support/test-app';
+import { eventually } from './support/webhook-receiver';
+
+/**
+ * Issue #16: a bill run survives the crash of the process carrying it out. The server runs as a child process
+ * (src/main.ts, preloaded by support/billing-run-process.ts so a batch of this suite's tenant is held open inside its
+ * transaction), is killed with SIGKILL in the middle of a batch after some batches committed, and is started again on
+ * the same database: once the dead process' lease (BILLING_RUN_LEASE_MS) runs out, the restarted worker takes the run
+ * up and bills who is left. Every subscriber ends up billed exactly once, the invoice numbers have no gap, and the
+ * run's figures count the batches committed before the kill.
+ *
+ * The database, as in provisioning-crash: always DATABASE_URL — on `npm test` the global setup serves the embedded
+ * PGlite on a socket, on CI's second pass it is the Postgres server — so the state the crash left is read with a
+ * plain `pg` client on the same URL while no server runs.
+ */
+
+interface Invoice {
+  id: string;
+  number: number;
+  subscriber_id: string;
+  currency: string;
+  status: string;
+  total: number;
+  due_date: string;
+  lines: { description: string; quantity: number; unit_amount: number; amount: number }[];
+}
+interface BillingRun {
+  id: string;
+  as_of: string;
+  status: string;
+  subscribers_due: number;
+  subscribers_billed: number;
+  invoices_created: number;
+  credits_created: number;
+  amount_total: { currency: string; amount: number }[];
+  errors: unknown[];
+  completed_at: string | null;
+}
+interface LedgerEntry {
+  type: string;
+  amount: number;
+  balance_after: number;
+  source_id: string;
+  currency: string;
+}
+
+const SUBSCRIBERS = 60;
+const BATCH_SIZE = 5;
+const PRICE = 4900;
+const PLAN_NAME = 'Fibre 300';
+/** A billing day (the profile's billing_day is 1); the run names it, so no clock is involved. */
+const AS_OF = '2026-03-01';
+const PERIOD_LINE = `${PLAN_NAME}, 2026-03-01 to 2026-03-31`;
+const DUE_DATE = '2026-03-15'; // as_of + payment_terms_days 14
+/** How long each held batch of this suite's tenant stays open inside its transaction, in the first process. */
+const HOLD_MS = 400;
+
+/**
+ * The scheduler off, small batches, a short lease (so the restarted process takes the run up again quickly), quick
+ * workers; no network driver, so activations complete without RADIUS tables.
+ */
+const ENV: Record<string, string> = {
+  BILLING_SCHEDULER_ENABLED: 'false',
+  BILLING_RUN_BATCH_SIZE: String(BATCH_SIZE),
+  BILLING_RUN_LEASE_MS: '1000',
+  AUTOMATION_POLL_MS: '100',
+  PROVISIONING_POLL_MS: '50',
+  PROVISIONING_RETRY_DELAYS_S: '0.05,0.05',
+  NETWORK_DRIVER: 'none',
+};
+
+function databaseUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    throw new Error('DATABASE_URL is not set: the global setup provides it');
+  }
+  return url;
+}
+
+async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Tenant `slug` and an admin token of it, through the bootstrap token. */
+async function createTenant(url: string, slug: string): Promise<{ id: string; token: string }> {
+  const tenant = await request(url)
+    .post('/api/v1/tenants')
+    .set(bearer(BOOTSTRAP_TOKEN))
+    .send({ slug, name: `Tenant ${slug}` })
+    .expect(201);
+  const issued = await request(url)
+    .post('/api/v1/tokens')
+    .set(bearer(BOOTSTRAP_TOKEN))
+    .send({ tenant: slug, name: 'bill run crash', scopes: ['admin'] })
+    .expect(201);
+  return { id: tenant.body.data.id as string, token: issued.body.data.token as string };
+}
+
+/** `body` posted to `path` `count` times, `parallel` at a time; answers the `data` of each, in order. */
+async function createMany(
+  url: string,
+  token: string,
+  count: number,
+  parallel: number,
+  post: (i: number) => { path: string; body: Record<string, unknown>; status: number },
+): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (let start = 0; start < count; start += parallel) {
+    const batch = Array.from({ length: Math.min(parallel, count - start) }, (_, k) => start + k);
+    const answers = await Promise.all(
+      batch.map(async (i) => {
+        const { path, body, status } = post(i);
+        const res = await request(url).post(path).set(bearer(token)).send(body);
+        expect({ i, status: res.status, body: res.status === status ? null : res.body }).toEqual({
+          i,
+          status,
+          body: null,
+        });
+        return res.body.data as Record<string, unknown>;
+      }),
+    );
+    out.push(...answers);
+  }
+  return out;
+}
+
+/** Every record of a list route, page by page (100 at a time). */
+async function listAll<T>(url: string, token: string, path: string, filter: Record<string, string> = {}) {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await request(url)
+      .get(path)
+      .query({ ...filter, limit: 100, ...(cursor ? { starting_after: cursor } : {}) })
+      .set(bearer(token));
+    expectList(res);
+    items.push(...(res.body.data as T[]));
+    cursor = res.body.meta.pagination.next_cursor as string | null;
+  } while (cursor);
+  return items;
+}
+
+async function getRun(url: string, token: string, id: string): Promise<BillingRun> {
+  const res = await request(url).get(`/api/v1/billing-runs/${id}`).set(bearer(token));
+  expect({ status: res.status, body: res.status === 200 ? null : res.body }).toEqual({
+    status: 200,
+    body: null,
+  });
+  return res.body.data as BillingRun;
+}
+
+async function startRun(url: string, token: string, asOf: string): Promise<BillingRun> {
+  const res = await request(url).post('/api/v1/billing-runs').set(bearer(token)).send({ as_of: asOf });
+  expect({ status: res.status, body: res.status === 202 ? null : res.body }).toEqual({
+    status: 202,
+    body: null,
+  });
+  expect(res.body.data).toMatchObject({ as_of: asOf, status: 'running', dry_run: false, trigger: 'api' });
+  return res.body.data as BillingRun;
+}
+
+async function runEnded(url: string, token: string, id: string, timeoutMs: number): Promise<BillingRun> {
+  let last: BillingRun | undefined;
+  return eventually(
+    async () => {
+      last = await getRun(url, token, id);
+      return last.status === 'running' ? undefined : last;
+    },
+    timeoutMs,
+    `bill run ${id} ended`,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message} (last seen: ${JSON.stringify(last)})`);
+  });
+}
+
+/** Counts of each value, for messages that show what repeated. */
+function repeats(values: (string | number)[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const value of values) {
+    counts[value] = (counts[value] ?? 0) + 1;
+  }
+  return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 1));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('A bill run across a crash of its worker', () => {
+  const started: BillingRunServer[] = [];
+
+  const start = async (url: string, hold: { ms: number; tenantSlug: string }) => {
+    const server = await startBillingRunServer(url, hold, ENV);
+    started.push(server);
+    return server;
+  };
+
+  afterAll(async () => {
+    for (const server of started) {
+      await server.stop('SIGKILL');
+    }
+  });
+
+  it('should bill every subscriber exactly once, numbers without gaps, after the process is SIGKILLed mid-batch and restarted', async () => {
+    const db = databaseUrl();
+    const slug = uniqueSlug('brun');
+    const first = await start(db, { ms: HOLD_MS, tenantSlug: slug });
+    const tenant = await createTenant(first.url, slug);
+
+    // One tenant: a default profile billing on the 1st, one plan, 60 subscribers with one service each, all active.
+    const profile = await request(first.url).post('/api/v1/billing-profiles').set(bearer(tenant.token)).send({
+      name: 'Residential monthly',
+      currency: 'EUR',
+      billing_day: 1,
+      payment_terms_days: 14,
+      auto_suspend_after_days: null,
+      is_default: true,
+    });
+    expect({ status: profile.status, is_default: profile.body.data?.is_default }).toEqual({
+      status: 201,
+      is_default: true,
+    });
+    const plan = await request(first.url)
+      .post('/api/v1/service-plans')
+      .set(bearer(tenant.token))
+      .send({ name: PLAN_NAME, download_kbps: 300_000, upload_kbps: 50_000, price: PRICE, currency: 'EUR' });
+    expect(plan.status).toBe(201);
+    const planId = plan.body.data.id as string;
+    const subscribers = await createMany(first.url, tenant.token, SUBSCRIBERS, 20, (i) => ({
+      path: '/api/v1/subscribers',
+      body: { full_name: `Billed ${i}`, status: 'active', external_id: `${slug}-${i}` },
+      status: 201,
+    }));
+    const subscriberIds = subscribers.map((subscriber) => subscriber.id as string).sort();
+    await createMany(first.url, tenant.token, SUBSCRIBERS, 20, (i) => ({
+      path: `/api/v1/subscribers/${subscriberIds[i]}/services`,
+      body: {
+        plan_id: planId,
+        pppoe_username: `bill${String(i).padStart(3, '0')}`,
+        pppoe_password: 'secret-pw-1',
+      },
+      status: 202,
+    }));
+    await eventually(
+      async () => {
+        const active = await listAll<{ id: string }>(first.url, tenant.token, '/api/v1/services', {
+          status: 'active',
+        });
+        return active.length === SUBSCRIBERS ? true : undefined;
+      },
+      30_000,
+      `all ${SUBSCRIBERS} services active`,
+    );
+
+    // The run: wait until some batches have committed, then kill the process inside the next batch's transaction.
+    const run = await startRun(first.url, tenant.token, AS_OF);
+    let progressed: BillingRun | undefined;
+    for (const deadline = Date.now() + 30_000; !progressed; await sleep(20)) {
+      const seen = await getRun(first.url, tenant.token, run.id);
+      if (seen.status !== 'running') {
+        // Not meant to happen: the run is held 400 ms a batch for 12 batches. Say why it ended.
+        const failed = await listAll(first.url, tenant.token, '/api/v1/events', {
+          type: 'billing_run.failed',
+        });
+        throw new Error(
+          `the run ended before the kill: ${JSON.stringify(seen)}; events: ${JSON.stringify(failed)}`,
+        );
+      }
+      if (seen.subscribers_billed > 0) {
+        progressed = seen;
+      } else if (Date.now() > deadline) {
+        throw new Error(`no batch of the run committed within 30 s: ${JSON.stringify(seen)}`);
+      }
+    }
+    expect(progressed.subscribers_billed).toBeLessThan(SUBSCRIBERS);
+    const heldAtKill = await first.killInNextBatch(first.batches().length);
+    expect(await first.exited).toBe('SIGKILL');
+    expect(heldAtKill.length).toBe(BATCH_SIZE);
+
+    // The state the crash left, read from the database while no server runs.
+    const [runAtKill] = await query<{ status: string; subscribers_billed: number; invoices_created: number }>(
+      db,
+      'SELECT status, subscribers_billed, invoices_created FROM billing_runs WHERE id = $1',
+      [run.id],
+    );
+    const atKill = await query<{ subscriber_id: string; number: number }>(
+      db,
+      'SELECT subscriber_id, number FROM invoices WHERE tenant_id = $1 ORDER BY number',
+      [tenant.id],
+    );
+    const [counterAtKill] = await query<{ last_number: number }>(
+      db,
+      'SELECT last_number FROM invoice_counters WHERE tenant_id = $1',
+      [tenant.id],
+    );
+    const billedAtKill = atKill.map((row) => row.subscriber_id);
+    expect(runAtKill.status).toBe('running');
+    // Whole batches committed, and the run's figures were written with them.
+    expect(billedAtKill.length).toBeGreaterThanOrEqual(progressed.subscribers_billed);
+    expect(billedAtKill.length % BATCH_SIZE).toBe(0);
+    expect(billedAtKill.length).toBeLessThan(SUBSCRIBERS);
+    expect({ billed: runAtKill.subscribers_billed, invoices: runAtKill.invoices_created }).toEqual({
+      billed: billedAtKill.length,
+      invoices: billedAtKill.length,
+    });
+    expect(atKill.map((row) => Number(row.number))).toEqual(range(1, billedAtKill.length));
+    // The held batch's writes (its invoices, its reserved numbers) went with the process.
+    expect(billedAtKill.filter((id) => heldAtKill.includes(id))).toEqual([]);
+    expect(Number(counterAtKill.last_number)).toBe(billedAtKill.length);
+
+    // Restarted on the same database, unheld: the lease of the dead process runs out and the run is taken up.
+    const second = await start(db, { ms: 0, tenantSlug: slug });
+    const ended = await runEnded(second.url, tenant.token, run.id, 30_000);
+    expect(ended).toMatchObject({
+      status: 'completed',
+      as_of: AS_OF,
+      subscribers_due: SUBSCRIBERS,
+      subscribers_billed: SUBSCRIBERS,
+      invoices_created: SUBSCRIBERS,
+      credits_created: 0,
+      amount_total: [{ currency: 'EUR', amount: SUBSCRIBERS * PRICE }],
+      errors: [],
+    });
+    expect(ended.completed_at).not.toBeNull();
+    // The restarted process billed exactly the subscribers left at the kill (the held batch's among them), each once.
+    const billedBySecond = second.batches().flat();
+    expect(repeats(billedBySecond)).toEqual({});
+    expect([...billedBySecond].sort()).toEqual(subscriberIds.filter((id) => !billedAtKill.includes(id)));
+    expect(heldAtKill.filter((id) => !billedBySecond.includes(id))).toEqual([]);
+    // The run's figures, over all runs of the tenant: one run, 60 billed.
+    const runs = await listAll<BillingRun>(second.url, tenant.token, '/api/v1/billing-runs');
+    expect(runs.map((each) => each.id)).toEqual([run.id]);
+    expect(runs.reduce((total, each) => total + each.subscribers_billed, 0)).toBe(SUBSCRIBERS);
+
+    // One invoice per subscriber for the period, numbered 1..60 without a gap or a repeat.
+    const invoices = await listAll<Invoice>(second.url, tenant.token, '/api/v1/invoices');
+    expect(repeats(invoices.map((invoice) => invoice.subscriber_id))).toEqual({});
+    expect(invoices.map((invoice) => invoice.subscriber_id).sort()).toEqual(subscriberIds);
+    expect(repeats(invoices.map((invoice) => invoice.number))).toEqual({});
+    expect(invoices.map((invoice) => invoice.number).sort((a, b) => a - b)).toEqual(range(1, SUBSCRIBERS));
+    // Those committed before the kill kept their numbers.
+    for (const row of atKill) {
+      expect(invoices.find((invoice) => invoice.subscriber_id === row.subscriber_id)?.number).toBe(
+        Number(row.number),
+      );
+    }
+    for (const invoice of invoices) {
+      expect({
+        subscriber_id: invoice.subscriber_id,
+        currency: invoice.currency,
+        status: invoice.status,
+        total: invoice.total,
+        due_date: invoice.due_date,
+        lines: invoice.lines,
+      }).toEqual({
+        subscriber_id: invoice.subscriber_id,
+        currency: 'EUR',
+        status: 'open',
+        total: PRICE,
+        due_date: DUE_DATE,
+        lines: [{ description: PERIOD_LINE, quantity: 1, unit_amount: PRICE, amount: PRICE }],
+      });
+    }
+
+    // Each subscriber's invoices filtered by subscriber_id: exactly its one; its balance and ledger carry it once.
+    for (const subscriberId of subscriberIds) {
+      const own = await listAll<Invoice>(second.url, tenant.token, '/api/v1/invoices', {
+        subscriber_id: subscriberId,
+      });
+      expect({ subscriberId, invoices: own.length }).toEqual({ subscriberId, invoices: 1 });
+      const balance = await request(second.url)
+        .get(`/api/v1/subscribers/${subscriberId}/balance`)
+        .set(bearer(tenant.token));
+      expect(balance.status).toBe(200);
+      const eur = (balance.body.data.balances as { currency: string; balance: number }[]).find(
+        (row) => row.currency === 'EUR',
+      );
+      expect({ subscriberId, balance: eur?.balance }).toEqual({ subscriberId, balance: own[0].total });
+      const ledger = await listAll<LedgerEntry>(
+        second.url,
+        tenant.token,
+        `/api/v1/subscribers/${subscriberId}/ledger`,
+      );
+      expect({
+        subscriberId,
+        ledger: ledger.map((e) => [e.type, e.amount, e.balance_after, e.source_id]),
+      }).toEqual({
+        subscriberId,
+        ledger: [['invoice', PRICE, PRICE, own[0].id]],
+      });
+    }
+
+    // The event log: one invoice.created and one invoice.finalized per invoice, one billing_run.completed.
+    const invoiceIds = invoices.map((invoice) => invoice.id).sort();
+    for (const type of ['invoice.created', 'invoice.finalized']) {
+      const events = await listAll<{ subject_id: string }>(second.url, tenant.token, '/api/v1/events', {
+        type,
+      });
+      expect({ type, subjects: events.map((event) => event.subject_id).sort() }).toEqual({
+        type,
+        subjects: invoiceIds,
+      });
+    }
+    const completed = await listAll<{ subject_id: string }>(second.url, tenant.token, '/api/v1/events', {
+      type: 'billing_run.completed',
+    });
+    expect(completed.map((event) => event.subject_id)).toEqual([run.id]);
+
+    // A second run for the same day bills nobody.
+    const again = await startRun(second.url, tenant.token, AS_OF);
+    const againEnded = await runEnded(second.url, tenant.token, again.id, 30_000);
+    expect(againEnded).toMatchObject({
+      status: 'completed',
+      subscribers_due: 0, // due: not yet billed for the period when the run starts
+      subscribers_billed: 0,
+      invoices_created: 0,
+      credits_created: 0,
+      errors: [],
+    });
+    const allRuns = await listAll<BillingRun>(second.url, tenant.token, '/api/v1/billing-runs');
+    expect(allRuns.reduce((total, each) => total + each.subscribers_billed, 0)).toBe(SUBSCRIBERS);
+    expect(await listAll<Invoice>(second.url, tenant.token, '/api/v1/invoices')).toHaveLength(SUBSCRIBERS);
+
+    expect(await second.stop('SIGTERM')).toBe('0');
+  }, 90_000);
+});
