@@ -269,10 +269,12 @@ describe('Provisioning orders across a crash and across instances', () => {
     // Each apply writes the RADIUS rows and then holds the order 1 s before the worker records it: the kill lands
     // between the network write and the completion of a batch (10 orders per pass).
     const slug = uniqueSlug('prov');
+    // Held 2.5 s after the network write: long enough that the check below and the kill land inside the hold even
+    // on a busy machine (the process also runs the automation and bill run workers); the lease outlasts it.
     const first = await start(
       db,
-      { ms: 1000, tenantSlug: slug },
-      { ...WORKER_ENV, PROVISIONING_LEASE_MS: '3000' },
+      { ms: 2500, tenantSlug: slug },
+      { ...WORKER_ENV, PROVISIONING_LEASE_MS: '6000' },
     );
     const tenant = await createTenant(first.url, slug);
     const planId = await createPlan(first.url, tenant.token);
