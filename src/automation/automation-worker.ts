@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { PollingLoop } from '../common/polling-loop';
 import { DataSource } from 'typeorm';
 import { InvoiceDto } from '../billing';
 import { Clock } from '../common/clock';
+import { daysBetween } from '../common/dates';
 import { automationScope, SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
@@ -36,11 +38,7 @@ for (const rule of RULES) {
 @Injectable()
 export class AutomationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('AutomationWorker');
-  private timer?: NodeJS.Timeout;
-  private running = false;
-  private rerun = false;
-  private stopped = false;
-  private current: Promise<void> = Promise.resolve();
+  private readonly loop = new PollingLoop(this.logger, 'automation pass failed', () => this.pass());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -58,40 +56,21 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     if (!this.config.automation.enabled) {
       return;
     }
-    this.timer = setInterval(() => this.wake(), this.config.automation.pollMs);
-    this.timer.unref();
-    this.wake();
+    this.loop.start(this.config.automation.pollMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.current;
+    await this.loop.stop();
   }
 
+  /** Starts a pass now, or right after the one under way. */
   wake(): void {
-    if (this.stopped || !this.config.automation.enabled) {
-      return;
-    }
-    if (this.running) {
-      this.rerun = true;
-      return;
-    }
-    this.running = true;
-    this.current = this.pass()
-      .catch((error: Error) => this.logger.error({ msg: 'automation pass failed', err: error.message }))
-      .finally(() => {
-        this.running = false;
-        if (this.rerun && !this.stopped) {
-          this.rerun = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   private async pass(): Promise<void> {
     await this.sweepOverdue();
-    while (!this.stopped && (await this.consume())) {
+    while (!this.loop.stopped && (await this.consume())) {
       // a full batch: there may be more
     }
   }
@@ -272,8 +251,4 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     } as CreateTicketDto;
     await this.tickets.createIn(tx, event.tenantId, ticket);
   }
-}
-
-function daysBetween(from: string, to: string): number {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }

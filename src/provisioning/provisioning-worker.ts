@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { PollingLoop } from '../common/polling-loop';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
@@ -37,11 +38,7 @@ const BATCH = 10;
 @Injectable()
 export class ProvisioningWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ProvisioningWorker');
-  private timer?: NodeJS.Timeout;
-  private running = false;
-  private stopped = false;
-  private rerun = false;
-  private current: Promise<void> = Promise.resolve();
+  private readonly loop = new PollingLoop(this.logger, 'provisioning pass failed', () => this.drain());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -64,42 +61,22 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     if (!this.config.provisioning.workerEnabled) {
       return;
     }
-    this.timer = setInterval(() => this.wake(), this.config.provisioning.pollMs);
-    this.timer.unref();
-    this.wake();
+    this.loop.start(this.config.provisioning.pollMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.current;
+    await this.loop.stop();
     await this.driver.close?.();
   }
 
   /** Starts a pass now, or right after the one under way. */
   wake(): void {
-    if (this.stopped || !this.config.provisioning.workerEnabled) {
-      return;
-    }
-    if (this.running) {
-      this.rerun = true;
-      return;
-    }
-    this.running = true;
-    this.current = this.drain()
-      .catch((error: Error) => this.logger.error({ msg: 'provisioning pass failed', err: error.message }))
-      .finally(() => {
-        this.running = false;
-        if (this.rerun && !this.stopped) {
-          this.rerun = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   private async drain(): Promise<void> {
     for (;;) {
-      if (this.stopped) {
+      if (this.loop.stopped) {
         return;
       }
       const leaseId = randomUUID();

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { PollingLoop } from '../common/polling-loop';
 import { DataSource } from 'typeorm';
 import { newId } from '../common/ids';
 import { SYSTEM_SCOPE } from '../common/request-context';
@@ -33,11 +34,7 @@ const jitter = (seconds: number): number => seconds * (0.9 + Math.random() * 0.2
 @Injectable()
 export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookWorker');
-  private timer?: NodeJS.Timeout;
-  private running = false;
-  private stopped = false;
-  private rerun = false;
-  private current: Promise<void> = Promise.resolve();
+  private readonly loop = new PollingLoop(this.logger, 'webhook pass failed', () => this.drain());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -52,42 +49,22 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
     if (!this.config.webhooks.workerEnabled) {
       return;
     }
-    this.timer = setInterval(() => this.wake(), this.config.webhooks.pollMs);
-    this.timer.unref();
-    this.wake();
+    this.loop.start(this.config.webhooks.pollMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.current;
+    await this.loop.stop();
   }
 
   /** Starts a pass now, or right after the one under way. */
   wake(): void {
-    if (this.stopped || !this.config.webhooks.workerEnabled) {
-      return;
-    }
-    if (this.running) {
-      this.rerun = true;
-      return;
-    }
-    this.running = true;
-    this.current = this.drain()
-      .catch((error: Error) => this.logger.error({ msg: 'webhook pass failed', err: error.message }))
-      .finally(() => {
-        this.running = false;
-        if (this.rerun && !this.stopped) {
-          this.rerun = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   private async drain(): Promise<void> {
     const batch = this.config.webhooks.concurrency;
     for (;;) {
-      if (this.stopped) {
+      if (this.loop.stopped) {
         return;
       }
       const claimed = await this.claim(batch);

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { PollingLoop } from '../../common/polling-loop';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock';
@@ -23,11 +24,7 @@ import { BillingRunDto, newRun } from './dto/billing-run.dto';
 @Injectable()
 export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('BillingRunWorker');
-  private timer?: NodeJS.Timeout;
-  private running = false;
-  private rerun = false;
-  private stopped = false;
-  private current: Promise<void> = Promise.resolve();
+  private readonly loop = new PollingLoop(this.logger, 'bill run pass failed', () => this.pass());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -40,41 +37,21 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.wake(), this.config.automation.pollMs);
-    this.timer.unref();
-    this.wake();
+    this.loop.start(this.config.automation.pollMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.current;
+    await this.loop.stop();
   }
 
   /** Starts a pass now, or right after the one under way. */
   wake(): void {
-    if (this.stopped) {
-      return;
-    }
-    if (this.running) {
-      this.rerun = true;
-      return;
-    }
-    this.running = true;
-    this.current = this.pass()
-      .catch((error: Error) => this.logger.error({ msg: 'bill run pass failed', err: error.message }))
-      .finally(() => {
-        this.running = false;
-        if (this.rerun && !this.stopped) {
-          this.rerun = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   private async pass(): Promise<void> {
     await this.schedule();
-    while (!this.stopped) {
+    while (!this.loop.stopped) {
       const leaseId = randomUUID();
       const run = await this.runs.claim(this.dataSource.manager, leaseId, this.config.billing.runLeaseMs);
       if (!run) {
@@ -94,28 +71,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
    */
   private async fail(run: BillingRun, leaseId: string, error: Error): Promise<void> {
     this.logger.error({ msg: 'bill run failed', run_id: run.id, err: error.message });
-    await this.tx.run({ requestId: run.requestId, actor: run.actor }, async (tx) => {
-      const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
-      if (!locked) {
-        return;
-      }
-      const now = new Date();
-      Object.assign(locked, {
-        status: BillingRunStatus.Failed,
-        completedAt: now,
-        updatedAt: now,
-        leaseId: null,
-        leaseUntil: null,
-      });
-      await this.runs.update(tx.manager, locked);
-      await this.events.append(tx, {
-        tenantId: locked.tenantId,
-        type: 'billing_run.failed',
-        subjectId: locked.id,
-        object: BillingRunDto.from(locked),
-        details: { error: error.message },
-      });
-    });
+    await this.finish(run, leaseId, BillingRunStatus.Failed, { error: error.message });
   }
 
   /** The day's scheduled run of every tenant with services, once the hour has come. */
@@ -189,7 +145,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     const skip = new Set(run.errors.map((error) => error.subscriber_id));
     for (const locking of ['skip-locked', 'wait'] as DueLocking[]) {
       for (let afterId = ''; ;) {
-        if (this.stopped || !(await this.renew(run, leaseId))) {
+        if (this.loop.stopped || !(await this.renew(run, leaseId))) {
           return false;
         }
         let figures: BatchFigures | null;
@@ -267,7 +223,20 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /** The run's last write: its figures (a real run's were written batch by batch), status and event. */
-  private async complete(run: BillingRun, leaseId: string): Promise<void> {
+  private complete(run: BillingRun, leaseId: string): Promise<void> {
+    return this.finish(run, leaseId, BillingRunStatus.Completed);
+  }
+
+  /**
+   * The run's last write, while the claim holds: its status, due count (and a dry run's figures, which a real run
+   * wrote batch by batch), and its billing_run.completed or billing_run.failed event.
+   */
+  private async finish(
+    run: BillingRun,
+    leaseId: string,
+    status: BillingRunStatus.Completed | BillingRunStatus.Failed,
+    details?: Record<string, unknown>,
+  ): Promise<void> {
     await this.tx.run({ requestId: run.requestId, actor: run.actor }, async (tx) => {
       const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
       if (!locked) {
@@ -285,7 +254,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
       const now = new Date();
       Object.assign(locked, {
         subscribersDue: run.subscribersDue,
-        status: BillingRunStatus.Completed,
+        status,
         completedAt: now,
         updatedAt: now,
         leaseId: null,
@@ -294,9 +263,10 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
       await this.runs.update(tx.manager, locked);
       await this.events.append(tx, {
         tenantId: locked.tenantId,
-        type: 'billing_run.completed',
+        type: status === BillingRunStatus.Completed ? 'billing_run.completed' : 'billing_run.failed',
         subjectId: locked.id,
         object: BillingRunDto.from(locked),
+        details,
       });
     });
   }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { utcDay } from '../../common/clock';
+import { addDays, addMonths } from '../../common/dates';
 import { newId } from '../../common/ids';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
@@ -18,14 +19,7 @@ import {
   type DueSubscriber,
   type LedgerRow,
 } from './billing-runs.repository';
-import {
-  addDays,
-  addMonths,
-  runLines,
-  type BillableService,
-  type PlanInfo,
-  type RunLines,
-} from './proration';
+import { runLines, type BillableService, type PlanInfo, type RunLines } from './proration';
 
 /** Whether a tenant's terminated services are credited their unused days (the termination_billing rule). */
 export type TerminationCreditPolicy = (manager: EntityManager, tenantId: string) => Promise<boolean>;
@@ -129,9 +123,15 @@ export class BillingRunner {
       }
       // Those this run already reported (an error) or found with nothing to bill are passed over, not ended on.
       const subscribers = due.filter((subscriber) => !skip.has(subscriber.subscriberId));
-      const billed = await this.compute(tx.manager, run.tenantId, day, subscribers);
       const figures =
-        subscribers.length === 0 ? this.figuresOf([]) : await this.write(scoped, run, day, billed);
+        subscribers.length === 0
+          ? this.figuresOf([])
+          : await this.write(
+              scoped,
+              run,
+              day,
+              await this.compute(tx.manager, run.tenantId, day, subscribers),
+            );
       figures.lastId = due[due.length - 1].subscriberId;
       addFigures(run, figures);
       run.updatedAt = new Date();

@@ -112,15 +112,16 @@ export class BillingRunsRepository {
   }
 
   /** Tenants with services and no scheduled run on `day` yet: the scheduler's work. */
-  /** @see countDue: all due subscribers, billed or not. */
+  /** Tenants with services and no scheduled run on `day` yet: the scheduler's work (one probe per tenant, by index). */
   async tenantsToSchedule(manager: EntityManager, day: string): Promise<string[]> {
-    const rows: { tenant_id: string }[] = await manager.query(
-      `SELECT DISTINCT v.tenant_id FROM services v
-        WHERE NOT EXISTS (SELECT 1 FROM billing_runs r
-                           WHERE r.tenant_id = v.tenant_id AND r.as_of = $1::date AND r.trigger = 'schedule')`,
+    const rows: { id: string }[] = await manager.query(
+      `SELECT t.id FROM tenants t
+        WHERE EXISTS (SELECT 1 FROM services v WHERE v.tenant_id = t.id)
+          AND NOT EXISTS (SELECT 1 FROM billing_runs r
+                           WHERE r.tenant_id = t.id AND r.as_of = $1::date AND r.trigger = 'schedule')`,
       [day],
     );
-    return rows.map((row) => row.tenant_id);
+    return rows.map((row) => row.id);
   }
 
   /** Takes one running run whose claim is free or ran out, for `leaseMs` by the database's clock. */

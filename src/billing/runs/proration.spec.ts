@@ -1,12 +1,5 @@
-import {
-  addMonths,
-  daysBetween,
-  periodAmount,
-  prorate,
-  runLines,
-  type BillableService,
-  type PlanInfo,
-} from './proration';
+import { addMonths, daysBetween } from '../../common/dates';
+import { periodAmount, prorate, runLines, type BillableService, type PlanInfo } from './proration';
 
 const A: PlanInfo = {
   id: 'plan_a',
