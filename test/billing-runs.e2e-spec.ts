@@ -286,6 +286,47 @@ describe('Bill runs (scheduler off)', () => {
       // Contract: only a subscriber with something to bill is due.
       expect(run.subscribers_due).toBe(0);
     });
+
+    it('should walk past many subscribers billed on another day to bill the due ones after them (batches of 2)', async () => {
+      // A batch looks at a window of the next few subscribers (4 per subscriber it may bill): a window holding nobody
+      // due must move the run on, not end it.
+      const { t, clock } = app;
+      const y = nextYear();
+      const asOf = `${y}-02-07`;
+      const tenant = await createRunTenant(t);
+      const token = tenant.token;
+      const other = await createProfile(t, token, { billing_day: 20, currency: 'EUR' });
+      const due = await createProfile(t, token, { billing_day: 7, currency: 'EUR' });
+      const plan = await createEurPlan(t, token, 1500);
+      clock.set(at(asOf, '00:10'));
+      for (let i = 0; i < 12; i++) {
+        const subscriber = await createBilledSubscriber(t, token, other.id);
+        await createActiveService(t, token, subscriber.id, plan.id);
+      }
+      const billed: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const subscriber = await createBilledSubscriber(t, token, due.id);
+        await createActiveService(t, token, subscriber.id, plan.id);
+        billed.push(subscriber.id);
+      }
+      clock.set(at(asOf, '04:00'));
+
+      const dry = await runToCompletion(t, token, { as_of: asOf, dry_run: true });
+      const run = await runToCompletion(t, token, { as_of: asOf });
+      for (const each of [dry, run]) {
+        expect(each).toMatchObject({
+          status: 'completed',
+          subscribers_due: 3,
+          subscribers_billed: 3,
+          invoices_created: 3,
+          amount_total: [{ currency: 'EUR', amount: 3 * 1500 }],
+          errors: [],
+        });
+      }
+      for (const id of billed) {
+        expect(await invoicesOf(t, token, id)).toHaveLength(1);
+      }
+    });
   });
 
   describe('the default billing profile', () => {

@@ -5,6 +5,8 @@ import { SnakeNamingStrategy } from './snake-naming.strategy';
 export interface EntityColumn<T> {
   property: keyof T & string;
   column: string;
+  /** The column's SQL type as declared (`text` when the decorator leaves it to reflection). */
+  type: string;
 }
 
 const naming = new SnakeNamingStrategy();
@@ -23,6 +25,29 @@ export function entityColumns<T>(entity: new () => T): readonly EntityColumn<T>[
       .map((args) => ({
         property: args.propertyName as keyof T & string,
         column: naming.columnName(args.propertyName, args.options.name, []),
+        type: typeof args.options.type === 'string' ? args.options.type : 'text',
       }))
   );
+}
+
+/**
+ * A multi-row INSERT of an entity's rows from one JSON parameter (`jsonb_to_recordset`): one statement and one
+ * parameter however many rows, where a query builder's VALUES list binds one parameter per column and row. `params`
+ * answers the statement's one parameter for the rows (properties as the entity names them).
+ */
+export function recordsetInsert<T>(
+  entity: new () => T,
+  table: string,
+): { sql: string; params: (rows: readonly T[]) => [string] } {
+  const columns = entityColumns(entity);
+  const names = columns.map((column) => column.column).join(', ');
+  const definition = columns.map((column) => `${column.column} ${column.type}`).join(', ');
+  return {
+    sql: `INSERT INTO ${table} (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS x(${definition})`,
+    params: (rows) => [
+      JSON.stringify(
+        rows.map((row) => Object.fromEntries(columns.map((column) => [column.column, row[column.property]]))),
+      ),
+    ],
+  };
 }

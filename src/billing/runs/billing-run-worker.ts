@@ -10,7 +10,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events';
 import { BillingRun, BillingRunStatus, BillingRunTrigger } from './billing-run.entity';
-import { addFigures, type BatchFigures, BillingRunner, runDay } from './billing-runner';
+import { addFigures, type BatchFigures, BillingRunner, emptyFigures, runDay } from './billing-runner';
 import { BillingRunsRepository, type DueLocking } from './billing-runs.repository';
 import { BillingRunDto, newRun } from './dto/billing-run.dto';
 
@@ -189,10 +189,14 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
       1,
       'none',
     );
-    if (next.length === 0) {
+    if (next.next === null) {
       return null;
     }
-    const subscriberId = next[0].subscriberId;
+    const subscriberId = next.subscribers[0]?.subscriberId;
+    if (subscriberId === undefined) {
+      // Nobody is due in the window the batch looked at: nothing of it to bill; the walk goes on past it.
+      return { ...emptyFigures(), lastId: next.next };
+    }
     try {
       return await this.runner.realBatch(run.id, leaseId, afterId, locking, skip, 1);
     } catch (error) {
@@ -205,16 +209,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
           await this.runs.update(tx.manager, locked);
         }
       });
-      return {
-        billed: 0,
-        invoices: 0,
-        credits: 0,
-        amounts: new Map(),
-        errors: [{ subscriber_id: subscriberId, reason }],
-        empty: 0,
-        emptyIds: [],
-        lastId: subscriberId,
-      };
+      return { ...emptyFigures(), errors: [{ subscriber_id: subscriberId, reason }], lastId: subscriberId };
     }
   }
 

@@ -52,6 +52,19 @@ export interface BatchFigures {
   lastId: string | null;
 }
 
+export function emptyFigures(): BatchFigures {
+  return {
+    billed: 0,
+    invoices: 0,
+    credits: 0,
+    amounts: new Map(),
+    errors: [],
+    empty: 0,
+    emptyIds: [],
+    lastId: null,
+  };
+}
+
 /** The progress a run writes after each batch, or a dry run at its end. */
 export function addFigures(run: BillingRun, figures: BatchFigures): void {
   run.subscribersBilled += figures.billed;
@@ -118,11 +131,11 @@ export class BillingRunner {
       const scoped = tx.withScope({ requestId: run.requestId, actor: run.actor });
       const day = runDay(run.asOf);
       const due = await this.runs.due(tx.manager, run.tenantId, day, afterId, limit, locking);
-      if (due.length === 0) {
+      if (due.next === null) {
         return;
       }
       // Those this run already reported (an error) or found with nothing to bill are passed over, not ended on.
-      const subscribers = due.filter((subscriber) => !skip.has(subscriber.subscriberId));
+      const subscribers = due.subscribers.filter((subscriber) => !skip.has(subscriber.subscriberId));
       const figures =
         subscribers.length === 0
           ? this.figuresOf([])
@@ -132,7 +145,7 @@ export class BillingRunner {
               day,
               await this.compute(tx.manager, run.tenantId, day, subscribers),
             );
-      figures.lastId = due[due.length - 1].subscriberId;
+      figures.lastId = due.next;
       addFigures(run, figures);
       run.updatedAt = new Date();
       await this.runs.update(tx.manager, run);
@@ -145,26 +158,19 @@ export class BillingRunner {
   async dryBatch(run: BillingRun, afterId: string): Promise<BatchFigures | null> {
     const { manager } = this.dataSource;
     const day = runDay(run.asOf);
-    const subscribers = await this.runs.due(manager, run.tenantId, day, afterId, this.batchSize, 'none');
-    if (subscribers.length === 0) {
+    const due = await this.runs.due(manager, run.tenantId, day, afterId, this.batchSize, 'none');
+    if (due.next === null) {
       return null;
     }
-    const figures = this.figuresOf(await this.compute(manager, run.tenantId, day, subscribers));
-    figures.lastId = subscribers[subscribers.length - 1].subscriberId;
+    const figures = this.figuresOf(
+      due.subscribers.length === 0 ? [] : await this.compute(manager, run.tenantId, day, due.subscribers),
+    );
+    figures.lastId = due.next;
     return figures;
   }
 
   private figuresOf(billed: Billed[]): BatchFigures {
-    const figures: BatchFigures = {
-      billed: 0,
-      invoices: 0,
-      credits: 0,
-      amounts: new Map(),
-      errors: [],
-      empty: 0,
-      emptyIds: [],
-      lastId: null,
-    };
+    const figures = emptyFigures();
     for (const each of billed) {
       if ('error' in each) {
         figures.errors.push({ subscriber_id: each.subscriber.subscriberId, reason: each.error });

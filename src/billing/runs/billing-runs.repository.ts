@@ -4,8 +4,8 @@ import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { paginate, type PageQueryDto } from '../../common/pagination';
+import { recordsetInsert } from '../../database/entity-columns';
 import { Invoice } from '../invoices/invoice.entity';
-import type { InvoiceRow } from '../invoices/invoices.repository';
 import { Transaction } from '../transactions/transaction.entity';
 import type { LedgerEntryType } from '../ledger/ledger-entry.entity';
 import { BillingPeriod, BillingRun, BillingRunStatus } from './billing-run.entity';
@@ -17,6 +17,15 @@ export interface DueSubscriber {
   currency: string;
   paymentTermsDays: number;
 }
+
+/** A batch's due subscribers and where the walk through the tenant goes on (null: it is over). */
+export interface DueBatch {
+  subscribers: DueSubscriber[];
+  next: string | null;
+}
+
+/** How many subscribers, per subscriber of a batch, one batch's scan looks at (billing_days differ). */
+const DUE_WINDOW = 4;
 
 /** How a batch takes its subscribers: sharing with concurrent runs, waiting for locked ones, or not locking (dry). */
 export type DueLocking = 'skip-locked' | 'wait' | 'none';
@@ -59,6 +68,24 @@ const DUE_SQL = `FROM subscribers s
 /** …not yet billed for the period starting $4. */
 const NOT_BILLED = `NOT EXISTS (SELECT 1 FROM billing_periods bp
   WHERE bp.tenant_id = $1 AND bp.subscriber_id = s.id AND bp.period_start = $4::date)`;
+
+/**
+ * A batch's due subscribers, the same conditions as DUE_SQL and NOT_BILLED written as scalar subqueries: Postgres
+ * turns (NOT) EXISTS into a join that reads every billed period and service of the tenant past the cursor before the
+ * LIMIT, which made each batch cost in proportion to the run's size; a scalar subquery stays one index probe per
+ * subscriber, in the (tenant_id, id) order the batch walks, and the scan stops at the LIMIT.
+ */
+const DUE_BATCH_SQL = `FROM subscribers s
+  JOIN billing_profiles p ON p.tenant_id = s.tenant_id AND p.id = COALESCE(s.billing_profile_id,
+    (SELECT d.id FROM billing_profiles d WHERE d.tenant_id = $1 AND d.is_default))
+  WHERE s.tenant_id = $1 AND s.id > $5 AND s.status <> 'archived' AND p.billing_day = $3::int
+    AND (SELECT true FROM services v WHERE v.tenant_id = $1 AND v.subscriber_id = s.id AND ${billableService('$2')}
+          LIMIT 1)
+    AND (SELECT true FROM billing_periods bp
+          WHERE bp.tenant_id = $1 AND bp.subscriber_id = s.id AND bp.period_start = $4::date) IS NULL`;
+
+const INSERT_INVOICES = recordsetInsert(Invoice, 'invoices');
+const INSERT_CREDITS = recordsetInsert(Transaction, 'transactions');
 
 /**
  * The only place billing_runs and billing_periods are written, and the bill run's reads: due subscribers, their
@@ -186,9 +213,14 @@ export class BillingRunsRepository {
   }
 
   /**
-   * Up to `limit` due subscribers not yet billed for the period, after `afterId` in id order. `skip-locked` leaves
-   * those a concurrent batch holds (two runs share the work); `wait` waits for them (the last pass, so none is left
-   * behind); `none` locks nothing (a dry run).
+   * The next batch of a run's walk through the tenant's subscribers in id order, after `afterId`: up to `limit` due
+   * subscribers not yet billed for the period, taken from a window of the next `limit × DUE_WINDOW` subscribers, and
+   * where the walk goes on (`next`; null once no subscriber is left past `afterId`). `skip-locked` leaves those a
+   * concurrent batch holds (two runs share the work); `wait` waits for them (the last pass, so none is left behind);
+   * `none` locks nothing (a dry run).
+   *
+   * The window bounds the scan whatever the planner estimates: it cannot judge how many subscribers the subqueries
+   * let through, and without a bound it chose to read and sort the whole tenant for each batch of 500.
    */
   async due(
     manager: EntityManager,
@@ -197,19 +229,29 @@ export class BillingRunsRepository {
     afterId: string,
     limit: number,
     locking: DueLocking,
-  ): Promise<DueSubscriber[]> {
+  ): Promise<DueBatch> {
+    const [window]: { last: string | null }[] = await manager.query(
+      `SELECT max(id) AS last FROM (SELECT id FROM subscribers WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3) w`,
+      [tenantId, afterId, limit * DUE_WINDOW],
+    );
+    if (window.last === null) {
+      return { subscribers: [], next: null };
+    }
     const lock =
       locking === 'none' ? '' : locking === 'wait' ? 'FOR UPDATE OF s' : 'FOR UPDATE OF s SKIP LOCKED';
     const rows: { id: string; currency: string; payment_terms_days: number }[] = await manager.query(
-      `SELECT s.id, p.currency, p.payment_terms_days ${DUE_SQL} AND ${NOT_BILLED} AND s.id > $5
+      `SELECT s.id, p.currency, p.payment_terms_days ${DUE_BATCH_SQL} AND s.id <= $7
         ORDER BY s.id LIMIT $6 ${lock}`,
-      [tenantId, day.previousStart, day.billingDay, day.asOf, afterId, limit],
+      [tenantId, day.previousStart, day.billingDay, day.asOf, afterId, limit, window.last],
     );
-    return rows.map((row) => ({
-      subscriberId: row.id,
-      currency: row.currency,
-      paymentTermsDays: row.payment_terms_days,
-    }));
+    return {
+      subscribers: rows.map((row) => ({
+        subscriberId: row.id,
+        currency: row.currency,
+        paymentTermsDays: row.payment_terms_days,
+      })),
+      next: rows.length === limit ? rows[rows.length - 1].id : window.last,
+    };
   }
 
   /** The services of these subscribers that bill or billed during the previous period. */
@@ -334,9 +376,9 @@ export class BillingRunsRepository {
   }
 
   /** The batch's invoices, one statement. */
-  async insertInvoices(manager: EntityManager, invoices: InvoiceRow[]): Promise<void> {
+  async insertInvoices(manager: EntityManager, invoices: Invoice[]): Promise<void> {
     if (invoices.length > 0) {
-      await manager.createQueryBuilder().insert().into(Invoice).values(invoices).execute();
+      await manager.query(INSERT_INVOICES.sql, INSERT_INVOICES.params(invoices));
     }
   }
 
@@ -382,7 +424,7 @@ export class BillingRunsRepository {
   /** The credits of the batch (lines netting below zero), as credit transactions. */
   async insertCredits(manager: EntityManager, credits: Transaction[]): Promise<void> {
     if (credits.length > 0) {
-      await manager.createQueryBuilder().insert().into(Transaction).values(credits).execute();
+      await manager.query(INSERT_CREDITS.sql, INSERT_CREDITS.params(credits));
     }
   }
 }

@@ -106,6 +106,20 @@ function planOn(service: BillableService, day: string): string | null {
   return planId ?? service.planChanges[0]?.planId ?? service.planId;
 }
 
+let period: { from: string; to: string; days: readonly string[] } | null = null;
+
+/** The days of [from, to), kept for the last period asked (a bill run asks the same one for every subscriber). */
+function daysOf(from: string, to: string): readonly string[] {
+  if (period?.from !== from || period.to !== to) {
+    const days: string[] = [];
+    for (let day = from; day < to; day = addDays(day, 1)) {
+      days.push(day);
+    }
+    period = { from, to, days };
+  }
+  return period.days;
+}
+
 /**
  * One subscriber's lines for the run on `asOf`: first, per service, the previous period trued up by whole days
  * (days on a plan not billed in advance are charged; a plan billed in advance but used fewer days is credited its
@@ -126,18 +140,20 @@ export function runLines(input: RunInput): RunLines {
     return found;
   };
 
+  const days = daysOf(previousStart, asOf);
   for (const service of input.services) {
-    const days: string[] = [];
-    for (let day = previousStart; day < asOf; day = addDays(day, 1)) {
-      days.push(day);
-    }
     const onPlan = new Map<string, string[]>();
     const unused: string[] = [];
     const billed = input.previousCharges.get(service.id);
     for (const day of days) {
       const planId = planOn(service, day);
       if (planId !== null) {
-        onPlan.set(planId, [...(onPlan.get(planId) ?? []), day]);
+        const used = onPlan.get(planId);
+        if (used) {
+          used.push(day);
+        } else {
+          onPlan.set(planId, [day]);
+        }
       }
       if (billed && planId !== billed.plan_id) {
         const afterTermination = service.terminatedOn !== null && day >= service.terminatedOn;
