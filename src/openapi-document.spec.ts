@@ -187,6 +187,7 @@ describe('openapi.json', () => {
       'Billing',
       'Tickets',
       'Provisioning',
+      'Network',
       'Automation',
       'Webhooks',
       'Events',

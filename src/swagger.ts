@@ -24,6 +24,10 @@ const TAGS: [name: string, description: string][] = [
   ['Tickets', 'The support desk: tickets, their workflow and SLA, and the conversation with the customer.'],
   ['Provisioning', 'Service plans, subscriber services, and the orders that carry them to the network.'],
   [
+    'Network',
+    'The NAS registry FreeRADIUS takes its clients from, and the sessions and daily usage its accounting records.',
+  ],
+  [
     'Automation',
     'The rules that tie billing, the network and support together (dunning, services following their subscriber), per tenant.',
   ],

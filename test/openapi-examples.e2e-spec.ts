@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -121,6 +122,13 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     { operationId: 'cancelProvisioningOrder', params: (all) => ({ id: all.order }) },
     { operationId: 'actOnService', params: (all) => ({ id: all.service }) },
     { operationId: 'createBillingRun' },
+    {
+      operationId: 'createNas',
+      // One FreeRADIUS client per address, across tenants: an address of this run's own.
+      body: () => ({ ip: `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` }),
+      keep: (data, all) => (all.nas = data.id as string),
+    },
+    { operationId: 'updateNas', params: (all) => ({ id: all.nas }) },
     { operationId: 'updateAutomationRule', params: () => ({ rule: 'overdue_invoices' }) },
     { operationId: 'createWebhook', keep: (data, all) => (all.webhook = data.id as string) },
     { operationId: 'updateWebhook', params: (all) => ({ id: all.webhook }) },

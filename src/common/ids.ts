@@ -23,6 +23,7 @@ export const ID_PREFIXES = [
   'tok',
   'req',
   'att',
+  'nas',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

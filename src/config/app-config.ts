@@ -62,6 +62,9 @@ export interface ProvisioningConfig {
   driver: NetworkDriverName;
   /** The database FreeRADIUS reads, when it is not the API's own. */
   radiusDatabaseUrl: string | null;
+  /** RFC 5176 Disconnect/CoA requests: how long to wait for a NAS's answer, and how many times to send again. */
+  dynamicAuthTimeoutMs: number;
+  dynamicAuthRetries: number;
 }
 
 /** Bounds on waiting for the database: a stuck statement or transaction answers 503 instead of hanging requests. */
@@ -259,6 +262,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryDelaysS: delays(env, 'PROVISIONING_RETRY_DELAYS_S', [5, 30, 120, 600, 1800]),
       driver: networkDriver(env),
       radiusDatabaseUrl: url(env, 'RADIUS_DATABASE_URL', ['postgres:', 'postgresql:']),
+      dynamicAuthTimeoutMs: integer(env, 'RADIUS_COA_TIMEOUT_MS', 1000, 50, 30_000),
+      dynamicAuthRetries: integer(env, 'RADIUS_COA_RETRIES', 2, 0, 10),
     },
     billing: {
       schedulerEnabled: boolean(env, 'BILLING_SCHEDULER_ENABLED', true),

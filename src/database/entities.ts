@@ -10,7 +10,7 @@ import { ApiToken } from '../gateway/tokens/api-token.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../webhooks/webhook.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
-import { ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
+import { NasDevice, ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
 import {
   Ticket,
   TicketComment,
@@ -49,4 +49,5 @@ export const ENTITIES = [
   ServicePlan,
   Service,
   ProvisioningOrder,
+  NasDevice,
 ];

@@ -47,6 +47,10 @@ export const EVENT_TYPES = {
   'provisioning_order.completed': 'A provisioning order reached the network and completed.',
   'provisioning_order.failed': 'A provisioning order failed for good; data.object.last_error says why.',
   'provisioning_order.cancelled': 'A provisioning order was cancelled before the worker took it.',
+  'nas.created':
+    "A NAS was registered (and written to FreeRADIUS's nas table); its secret is never in an event.",
+  'nas.updated': 'A NAS was changed; data.changed_fields names the fields (`secret` when it was replaced).',
+  'nas.deleted': "A NAS was removed from the registry and from FreeRADIUS's nas table.",
   'webhook.created': 'A webhook subscription was registered.',
   'webhook.updated':
     'A webhook subscription was changed through the API (url, events, description or enabled).',

@@ -60,6 +60,8 @@ export class ProvisioningOrdersService {
       leaseId: null,
       leaseUntil: null,
       completedAt: null,
+      disconnect: null,
+      coa: null,
       createdAt: now,
       updatedAt: now,
     });

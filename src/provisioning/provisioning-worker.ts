@@ -10,7 +10,12 @@ import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService, type EventType } from '../events';
 import { OrderDto } from './dto/order.dto';
 import { ServiceDto } from './dto/service.dto';
-import { DriverError, NETWORK_DRIVER, type NetworkDriver } from './network/network-driver';
+import {
+  DriverError,
+  type DriverOutcome,
+  NETWORK_DRIVER,
+  type NetworkDriver,
+} from './network/network-driver';
 import { ProvisioningOrder, Service } from './provisioning.entity';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ServicePlansRepository } from './service-plans.repository';
@@ -113,17 +118,23 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     } catch (error) {
       return this.fail(order, leaseId, new DriverError((error as Error).message, false));
     }
+    let outcome: DriverOutcome | void;
     try {
-      await this.driver.apply(order, after, plan);
+      outcome = await this.driver.apply(order, after, plan);
     } catch (error) {
       const failure = error instanceof DriverError ? error : new DriverError((error as Error).message, true);
       return this.fail(order, leaseId, failure);
     }
-    await this.complete(order, leaseId, after.status);
+    await this.complete(order, leaseId, after.status, outcome ?? {});
   }
 
   /** The order completed and its service moved, in one transaction, while the claim holds. */
-  private async complete(claimed: ProvisioningOrder, leaseId: string, status: ServiceStatus): Promise<void> {
+  private async complete(
+    claimed: ProvisioningOrder,
+    leaseId: string,
+    status: ServiceStatus,
+    outcome: DriverOutcome,
+  ): Promise<void> {
     await this.tx.run(SYSTEM_SCOPE, async (tx) => {
       const order = await this.orders.lockClaimed(tx.manager, claimed.id, leaseId);
       if (!order) {
@@ -153,6 +164,8 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
         lastError: null,
         leaseId: null,
         leaseUntil: null,
+        disconnect: outcome.disconnect ?? null,
+        coa: outcome.coa ?? null,
       });
       await this.orders.update(tx.manager, order);
       const serviceEvent = SERVICE_EVENTS[order.action];

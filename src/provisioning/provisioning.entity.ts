@@ -3,7 +3,7 @@ import { bigintMoney } from '../common/money';
 import { Tenant } from '../gateway';
 import { OrderAction, OrderStatus, ServiceStatus } from './service-status';
 
-const IN = (values: string[]) => values.map((value) => `'${value}'`).join(', ');
+const IN = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
 
 @Entity('service_plans')
 @Index('ix_service_plans_tenant_created', ['tenantId', 'createdAt', 'id'])
@@ -191,6 +191,75 @@ export class ProvisioningOrder {
 
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   completedAt: Date | null;
+
+  /** suspend and terminate: what the NAS of the service's open sessions answered the Disconnect-Request. */
+  @Column('text', { nullable: true })
+  disconnect: SessionOutcome | null;
+
+  /** change_plan: what the NAS of the service's open sessions answered the CoA-Request with the new rate. */
+  @Column('text', { nullable: true })
+  coa: SessionOutcome | null;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}
+
+/**
+ * What reaching a service's open sessions came to (RFC 5176): every NAS acknowledged (`acked`), one refused (`nak`),
+ * one never answered after the retries (`timeout`), a session's NAS is not in the registry (`unknown_nas`), or the
+ * service had no open session (`no_session`). The worst outcome of the sessions is the order's.
+ */
+export enum SessionOutcome {
+  Acked = 'acked',
+  Nak = 'nak',
+  Timeout = 'timeout',
+  UnknownNas = 'unknown_nas',
+  NoSession = 'no_session',
+}
+
+/** The kinds of NAS the registry knows (FreeRADIUS's nas.type, used by its checkrad). */
+export const NAS_TYPES = ['mikrotik', 'cisco', 'juniper', 'huawei', 'other'] as const;
+export type NasType = (typeof NAS_TYPES)[number];
+
+/**
+ * A router that asks RADIUS (a NAS) and takes Disconnect/CoA requests, registered by a tenant. Its row in FreeRADIUS's
+ * `nas` table (by `ip`, so one tenant per address) makes FreeRADIUS accept its requests; its secret signs the
+ * Disconnect and CoA requests sent to it. The secret is write-only.
+ */
+@Entity('nas_devices')
+@Index('ix_nas_devices_tenant_created', ['tenantId', 'createdAt', 'id'])
+@Index('uq_nas_devices_ip', ['ip'], { unique: true })
+@Check('chk_nas_devices_type', `"type" IN (${IN(NAS_TYPES)})`)
+@Check('chk_nas_devices_coa_port', `"coa_port" BETWEEN 1 AND 65535`)
+export class NasDevice {
+  @ForeignKey(() => Tenant, { name: 'fk_nas_devices_tenant' })
+  @Column('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  id: string;
+
+  @Column('text')
+  name: string;
+
+  /** Its address as FreeRADIUS sees the requests come (and where Disconnect/CoA requests go), normalised. */
+  @Column('text')
+  ip: string;
+
+  @Column('text')
+  secret: string;
+
+  @Column('text')
+  type: NasType;
+
+  @Column('integer')
+  coaPort: number;
+
+  @Column('text', { nullable: true })
+  description: string | null;
 
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -7,6 +7,11 @@ import { TenancyModule } from '../gateway';
 import { SubscribersModule } from '../subscribers';
 import { NETWORK_DRIVER, NoNetworkDriver, type NetworkDriver } from './network/network-driver';
 import { RadiusSqlDriver } from './network/radius-sql.driver';
+import { NasController } from './nas.controller';
+import { NasRepository } from './nas.repository';
+import { NasService } from './nas.service';
+import { NetworkSessionsController } from './network-sessions.controller';
+import { NetworkSessionsService } from './network-sessions.service';
 import { ProvisioningOrdersController } from './provisioning-orders.controller';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ProvisioningOrdersService } from './provisioning-orders.service';
@@ -20,18 +25,46 @@ import { ServicesRepository } from './services.repository';
 import { ServicesService } from './services.service';
 
 /** NETWORK_DRIVER picks what carries orders to the network (docs/network.md). */
-function networkDriver(config: AppConfig, dataSource: DataSource): NetworkDriver {
+function networkDriver(
+  config: AppConfig,
+  radius: RadiusRepository,
+  dataSource: DataSource,
+  nas: NasRepository,
+): NetworkDriver {
   if (config.provisioning.driver === 'none') {
     return new NoNetworkDriver();
   }
-  return new RadiusSqlDriver(new RadiusRepository(dataSource, config.provisioning.radiusDatabaseUrl));
+  return new RadiusSqlDriver(radius, {
+    nasAt: (tenantId, ip) => nas.findByIp(dataSource.manager, tenantId, ip),
+    timeoutMs: config.provisioning.dynamicAuthTimeoutMs,
+    retries: config.provisioning.dynamicAuthRetries,
+  });
+}
+
+/** FreeRADIUS's tables: in the API's database, or in RADIUS_DATABASE_URL's. */
+function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepository {
+  return new RadiusRepository(dataSource, config.provisioning.radiusDatabaseUrl);
 }
 
 @Module({
   imports: [EventsModule, SubscribersModule, TenancyModule],
-  controllers: [ServicePlansController, ServicesController, ProvisioningOrdersController],
+  controllers: [
+    ServicePlansController,
+    ServicesController,
+    ProvisioningOrdersController,
+    NasController,
+    NetworkSessionsController,
+  ],
   providers: [
-    { provide: NETWORK_DRIVER, useFactory: networkDriver, inject: [APP_CONFIG, getDataSourceToken()] },
+    { provide: RadiusRepository, useFactory: radiusRepository, inject: [APP_CONFIG, getDataSourceToken()] },
+    {
+      provide: NETWORK_DRIVER,
+      useFactory: networkDriver,
+      inject: [APP_CONFIG, RadiusRepository, getDataSourceToken(), NasRepository],
+    },
+    NasRepository,
+    NasService,
+    NetworkSessionsService,
     ServicePlansService,
     ServicesService,
     ProvisioningOrdersService,

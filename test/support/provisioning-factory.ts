@@ -62,6 +62,8 @@ export interface Order {
   attempts: number;
   last_error: string | null;
   completed_at: string | null;
+  disconnect: string | null;
+  coa: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -29,11 +29,12 @@ if (HOLD) {
   const [, holdMs, tenantSlug] = HOLD;
   const apply = RadiusSqlDriver.prototype.apply;
   RadiusSqlDriver.prototype.apply = async function (this: RadiusSqlDriver, order, service, plan) {
-    await apply.call(this, order, service, plan);
+    const outcome = await apply.call(this, order, service, plan);
     process.stdout.write(`provisioning-test applied ${order.id}\n`);
     if (service.radiusUsername.startsWith(`${tenantSlug}/`)) {
       await new Promise((resolve) => setTimeout(resolve, Number(holdMs)));
     }
+    return outcome;
   };
 }
 

@@ -52,6 +52,10 @@ export const ERROR_CATALOG = {
     status: 409,
     description: 'A service that is not terminated already has this static IPv4 address.',
   },
+  duplicate_nas: {
+    status: 409,
+    description: 'A NAS with this IPv4 address is registered already (one FreeRADIUS client per address).',
+  },
   subscriber_not_serviceable: {
     status: 409,
     description: 'The subscriber is cancelled or archived and takes no new services.',

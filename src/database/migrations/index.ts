@@ -10,6 +10,7 @@ import { SubscriberBillingProfilePerTenant1795500000000 } from './1795500000000-
 import { Tickets1795600000000 } from './1795600000000-Tickets';
 import { Provisioning1795700000000 } from './1795700000000-Provisioning';
 import { RecurringBillingAutomation1795800000000 } from './1795800000000-RecurringBillingAutomation';
+import { NetworkSessions1795900000000 } from './1795900000000-NetworkSessions';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   Tickets1795600000000,
   Provisioning1795700000000,
   RecurringBillingAutomation1795800000000,
+  NetworkSessions1795900000000,
 ];

@@ -3,7 +3,7 @@ import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiInteger } from '../../common/swagger/api-types';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
-import type { ProvisioningOrder } from '../provisioning.entity';
+import { SessionOutcome, type ProvisioningOrder } from '../provisioning.entity';
 import {
   ORDER_ACTIONS,
   ORDER_STATUSES,
@@ -102,6 +102,26 @@ export class OrderDto {
   @ApiProperty({ nullable: true, type: String })
   completed_at: string | null;
 
+  @ApiProperty({
+    // null listed too: a nullable enum's null must be one of its values for validators of examples.
+    enum: [...Object.values(SessionOutcome), null],
+    nullable: true,
+    example: null,
+    description:
+      "suspend and terminate, once completed: what the NAS of the service's open sessions answered the RFC 5176 " +
+      "Disconnect-Request (`acked`, `nak`, `timeout` after the retries, `unknown_nas` when the session's NAS is " +
+      'not registered, `no_session` when it was offline); the worst of its sessions. Null for other actions.',
+  })
+  disconnect: SessionOutcome | null;
+
+  @ApiProperty({
+    enum: [...Object.values(SessionOutcome), null],
+    nullable: true,
+    example: null,
+    description: 'change_plan, once completed: the same for the CoA-Request carrying the new rate.',
+  })
+  coa: SessionOutcome | null;
+
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
   created_at: string;
 
@@ -121,6 +141,8 @@ export class OrderDto {
       attempts: order.attempts,
       last_error: order.lastError,
       completed_at: order.completedAt ? order.completedAt.toISOString() : null,
+      disconnect: order.disconnect,
+      coa: order.coa,
       created_at: order.createdAt.toISOString(),
       updated_at: order.updatedAt.toISOString(),
     };

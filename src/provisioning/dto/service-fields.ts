@@ -60,3 +60,16 @@ export const IsMacAddress = (options?: ValidationOptions) =>
 
 export const IsUnicastIpv4 = (options?: ValidationOptions) =>
   custom('isUnicastIpv4', 'must be a unicast IPv4 address, e.g. 203.0.113.10', isUnicastIpv4, options);
+
+/**
+ * A NAS's address: a unicast IPv4 address, loopback included (a BNG such as accel-ppp may run on the host of
+ * FreeRADIUS and send from 127.0.0.1).
+ */
+export const IsNasIpv4 = (options?: ValidationOptions) =>
+  custom(
+    'isNasIpv4',
+    'must be a unicast IPv4 address, e.g. 192.0.2.10',
+    (value) =>
+      isUnicastIpv4(value) || (typeof value === 'string' && isUnicastIpv4(value.replace(/^127\./, '1.'))),
+    options,
+  );

@@ -1,4 +1,10 @@
-import type { ProvisioningOrder, Service, ServicePlan } from '../provisioning.entity';
+import type { ProvisioningOrder, Service, ServicePlan, SessionOutcome } from '../provisioning.entity';
+
+/** What an order did to the service's open sessions (RFC 5176), recorded on the order. */
+export interface DriverOutcome {
+  disconnect?: SessionOutcome;
+  coa?: SessionOutcome;
+}
 
 /** Nest's token for the configured driver (NETWORK_DRIVER). */
 export const NETWORK_DRIVER = Symbol('NETWORK_DRIVER');
@@ -10,7 +16,7 @@ export const NETWORK_DRIVER = Symbol('NETWORK_DRIVER');
  */
 export interface NetworkDriver {
   readonly name: string;
-  apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<void>;
+  apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<DriverOutcome | void>;
   close?(): Promise<void>;
 }
 

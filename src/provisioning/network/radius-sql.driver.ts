@@ -1,7 +1,25 @@
-import type { ProvisioningOrder, Service, ServicePlan } from '../provisioning.entity';
-import { RadiusRepository, SUSPENDED_GROUP, type RadiusUser } from '../radius.repository';
+import { Logger } from '@nestjs/common';
+import { OrderAction } from '../service-status';
+import {
+  SessionOutcome,
+  type NasDevice,
+  type ProvisioningOrder,
+  type Service,
+  type ServicePlan,
+} from '../provisioning.entity';
+import { RadiusRepository, SUSPENDED_GROUP, type RadiusSession, type RadiusUser } from '../radius.repository';
 import { ServiceStatus } from '../service-status';
-import { DriverError, type NetworkDriver } from './network-driver';
+import { sendDynamicRequest, type DynamicAttribute, type DynamicRequestCode } from './dynamic-authorization';
+import { DriverError, type DriverOutcome, type NetworkDriver } from './network-driver';
+
+/** A plan's rate as FreeRADIUS answers it (radreply) and as a CoA-Request sends it: MikroTik and WISPr attributes. */
+export function rateAttributes(plan: ServicePlan): { attribute: string; value: string }[] {
+  return [
+    { attribute: 'Mikrotik-Rate-Limit', value: `${plan.uploadKbps}k/${plan.downloadKbps}k` },
+    { attribute: 'WISPr-Bandwidth-Max-Down', value: String(plan.downloadKbps * 1000) },
+    { attribute: 'WISPr-Bandwidth-Max-Up', value: String(plan.uploadKbps * 1000) },
+  ];
+}
 
 /**
  * What FreeRADIUS's SQL module should read for a service (docs/network.md): an active service logs in with its
@@ -15,9 +33,7 @@ export function radiusUser(service: Service, plan: ServicePlan): RadiusUser | nu
       return {
         check: [password],
         reply: [
-          { attribute: 'Mikrotik-Rate-Limit', op: ':=', value: `${plan.uploadKbps}k/${plan.downloadKbps}k` },
-          { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: String(plan.downloadKbps * 1000) },
-          { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: String(plan.uploadKbps * 1000) },
+          ...rateAttributes(plan).map((rate) => ({ ...rate, op: ':=' })),
           ...(service.staticIpv4
             ? [{ attribute: 'Framed-IP-Address', op: ':=', value: service.staticIpv4 }]
             : []),
@@ -32,27 +48,135 @@ export function radiusUser(service: Service, plan: ServicePlan): RadiusUser | nu
   }
 }
 
-/** NETWORK_DRIVER=radius-sql, the default: writes FreeRADIUS's standard SQL tables, one username per transaction. */
+/** The rate of a CoA-Request: the same attributes as radreply's, each inside its vendor's Vendor-Specific. */
+function coaRate(plan: ServicePlan): DynamicAttribute[] {
+  return [
+    ['Vendor-Specific', 'Mikrotik', [['Mikrotik-Rate-Limit', `${plan.uploadKbps}k/${plan.downloadKbps}k`]]],
+    [
+      'Vendor-Specific',
+      'WISPr',
+      [
+        ['WISPr-Bandwidth-Max-Down', plan.downloadKbps * 1000],
+        ['WISPr-Bandwidth-Max-Up', plan.uploadKbps * 1000],
+      ],
+    ],
+  ];
+}
+
+/** How the driver reaches the NASes of open sessions (RFC 5176). */
+export interface DynamicAuthorization {
+  /** The service's tenant's registered NAS at the address a session runs on. */
+  nasAt(tenantId: string, ip: string): Promise<NasDevice | null>;
+  timeoutMs: number;
+  retries: number;
+}
+
+/** Worst first: the order records the worst outcome over the service's sessions. */
+const SEVERITY = [
+  SessionOutcome.Timeout,
+  SessionOutcome.UnknownNas,
+  SessionOutcome.Nak,
+  SessionOutcome.Acked,
+  SessionOutcome.NoSession,
+];
+
+/**
+ * NETWORK_DRIVER=radius-sql, the default: writes FreeRADIUS's standard SQL tables, one username per transaction, so
+ * the next login gets the service's new answer; then, for a subscriber already online, asks the NAS of each open
+ * session (radacct) to end it (suspend, terminate: Disconnect-Request) or to take the new rate (change_plan:
+ * CoA-Request), signed with the NAS's secret from the registry.
+ */
 export class RadiusSqlDriver implements NetworkDriver {
   readonly name = 'radius-sql';
+  private readonly logger = new Logger('RadiusSqlDriver');
   private groupsReady = false;
 
-  constructor(private readonly radius: RadiusRepository) {}
+  constructor(
+    private readonly radius: RadiusRepository,
+    private readonly dynamic: DynamicAuthorization,
+  ) {}
 
-  async apply(_order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<void> {
+  async apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<DriverOutcome> {
+    let sessions: RadiusSession[];
     try {
       if (!this.groupsReady) {
         await this.radius.ensureSuspendedGroup();
         this.groupsReady = true;
       }
       await this.radius.rewrite(service.radiusUsername, radiusUser(service, plan));
+      sessions = await this.radius.openSessions(service.radiusUsername);
     } catch (error) {
       // The RADIUS database unreachable, a lock timeout, a failover: worth another try later.
       throw new DriverError(`radius-sql: ${(error as Error).message}`, true);
+    }
+    switch (order.action) {
+      case OrderAction.Suspend:
+      case OrderAction.Terminate:
+        return { disconnect: await this.reach(service, sessions, 'Disconnect-Request', []) };
+      case OrderAction.ChangePlan:
+        return {
+          coa: await this.reach(service, sessions, 'CoA-Request', coaRate(plan)),
+        };
+      case OrderAction.Activate:
+      case OrderAction.Resume:
+      case OrderAction.Modify:
+        // The next login gets the new answer; a session running meanwhile was allowed and stays so.
+        return {};
     }
   }
 
   close(): Promise<void> {
     return this.radius.close();
+  }
+
+  /** Sends the request to the NAS of every open session; answers the worst outcome. */
+  private async reach(
+    service: Service,
+    sessions: RadiusSession[],
+    code: DynamicRequestCode,
+    extra: DynamicAttribute[],
+  ): Promise<SessionOutcome> {
+    if (sessions.length === 0) {
+      return SessionOutcome.NoSession;
+    }
+    const outcomes: SessionOutcome[] = await Promise.all(
+      sessions.map(async (session) => {
+        const nas = await this.dynamic.nasAt(service.tenantId, session.nasIp);
+        if (!nas) {
+          return SessionOutcome.UnknownNas;
+        }
+        try {
+          const answer = await sendDynamicRequest({
+            code,
+            host: nas.ip,
+            port: nas.coaPort,
+            secret: nas.secret,
+            attributes: [
+              ['User-Name', session.username],
+              ['Acct-Session-Id', session.acctSessionId],
+              ['NAS-IP-Address', session.nasIp],
+              ...(session.framedIp ? [['Framed-IP-Address', session.framedIp] as DynamicAttribute] : []),
+              ...extra,
+            ],
+            timeoutMs: this.dynamic.timeoutMs,
+            retries: this.dynamic.retries,
+          });
+          return answer === 'acked'
+            ? SessionOutcome.Acked
+            : answer === 'nak'
+              ? SessionOutcome.Nak
+              : SessionOutcome.Timeout;
+        } catch (error) {
+          // The socket itself failed (no route to the NAS): as good as no answer; said in the log.
+          this.logger.warn({
+            msg: `${code} could not be sent`,
+            nas_id: nas.id,
+            err: (error as Error).message,
+          });
+          return SessionOutcome.Timeout;
+        }
+      }),
+    );
+    return SEVERITY.find((outcome) => outcomes.includes(outcome)) ?? SessionOutcome.Acked;
   }
 }

@@ -1,0 +1,63 @@
+// @ts-check
+/**
+ * Three projects: `unit` (src/**\/*.spec.ts), `e2e` (test/**\/*.e2e-spec.ts, on the embedded database unless
+ * DATABASE_URL names a Postgres) and `radius` (test/radius, a real FreeRADIUS on a real Postgres: `npm run
+ * test:radius`). `npm test` runs the RADIUS suite too when it can (FreeRADIUS installed and DATABASE_URL set), and
+ * otherwise says in one line how to run it.
+ */
+const { existsSync } = require('node:fs');
+const { delimiter, join } = require('node:path');
+
+const transform = { '^.+\\.ts$': 'ts-jest' };
+
+function hasFreeRadius() {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
+  return dirs.some((dir) => dir && existsSync(join(dir, 'freeradius')));
+}
+
+const radiusWanted = process.env.RADIUS_SUITE === '1';
+const radiusPossible = hasFreeRadius() && Boolean(process.env.DATABASE_URL);
+if (!radiusWanted && !radiusPossible && !process.env.JEST_WORKER_ID) {
+  console.log(
+    'RADIUS suite not run: it needs FreeRADIUS 3 (apt-get install freeradius freeradius-postgresql freeradius-utils) ' +
+      'and a Postgres; run it with DATABASE_URL=postgres://… npm run test:radius',
+  );
+}
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    {
+      displayName: 'unit',
+      preset: 'ts-jest',
+      testEnvironment: 'node',
+      rootDir: '.',
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/lint/*.spec.ts'],
+      transform,
+    },
+    {
+      displayName: 'e2e',
+      preset: 'ts-jest',
+      testEnvironment: 'node',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      transform,
+    },
+    ...(radiusWanted || radiusPossible
+      ? [
+          {
+            displayName: 'radius',
+            preset: 'ts-jest',
+            testEnvironment: 'node',
+            rootDir: '.',
+            testMatch: ['<rootDir>/test/radius/**/*.radius-spec.ts'],
+            globalSetup: '<rootDir>/test/radius/support/global-setup.ts',
+            transform,
+          },
+        ]
+      : []),
+  ],
+};

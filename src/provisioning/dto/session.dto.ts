@@ -1,0 +1,146 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination';
+import { ApiInteger } from '../../common/swagger/api-types';
+import { IsDateOnly } from '../../common/validation/is-date-only';
+import type { RadiusSession } from '../radius.repository';
+
+const BYTES_IN =
+  'Octets the NAS received from the subscriber (Acct-Input-Octets with its gigawords): upload.';
+const BYTES_OUT = 'Octets the NAS sent to the subscriber (Acct-Output-Octets with its gigawords): download.';
+
+/** `created_gte` / `created_lt` filter on the session's start. */
+export class ListSessionsQueryDto extends PageQueryDto {}
+
+/** One accounting session of a service, as FreeRADIUS recorded it in radacct from the NAS's accounting packets. */
+export class SessionDto {
+  @ApiProperty({ example: 'ses_4711', description: "radacct's row, prefixed." })
+  id: string;
+
+  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  service_id: string;
+
+  @ApiProperty({ example: '81A00004', description: 'Acct-Session-Id, as the NAS names the session.' })
+  acct_session_id: string;
+
+  @ApiProperty({ example: 'acme-fiber/ada.lovelace' })
+  username: string;
+
+  @ApiProperty({ example: true, description: 'No Stop has been received for it.' })
+  online: boolean;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z', nullable: true, type: String })
+  started_at: string | null;
+
+  @ApiProperty({
+    example: '2026-11-21T10:05:00.000Z',
+    nullable: true,
+    type: String,
+    description: 'Its last Interim-Update or Stop.',
+  })
+  updated_at: string | null;
+
+  @ApiProperty({ example: null, nullable: true, type: String })
+  stopped_at: string | null;
+
+  @ApiInteger({
+    example: 300,
+    nullable: true,
+    description: 'Acct-Session-Time of its last packet, in seconds.',
+  })
+  duration_s: number | null;
+
+  @ApiProperty({ example: '192.0.2.10' })
+  nas_ip: string;
+
+  @ApiProperty({ example: '100.64.0.17', nullable: true, type: String })
+  framed_ip: string | null;
+
+  @ApiInteger({ example: 1048576, description: BYTES_IN })
+  bytes_in: number;
+
+  @ApiInteger({ example: 73400320, description: BYTES_OUT })
+  bytes_out: number;
+
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: 'Acct-Terminate-Cause of its Stop.',
+  })
+  terminate_cause: string | null;
+
+  static from(serviceId: string, session: RadiusSession): SessionDto {
+    return {
+      id: `ses_${session.radacctId}`,
+      service_id: serviceId,
+      acct_session_id: session.acctSessionId,
+      username: session.username,
+      online: session.stoppedAt === null,
+      started_at: session.startedAt?.toISOString() ?? null,
+      updated_at: session.updatedAt?.toISOString() ?? null,
+      stopped_at: session.stoppedAt?.toISOString() ?? null,
+      duration_s: session.sessionTimeS,
+      nas_ip: session.nasIp,
+      framed_ip: session.framedIp,
+      bytes_in: session.bytesIn,
+      bytes_out: session.bytesOut,
+      terminate_cause: session.terminateCause,
+    };
+  }
+}
+
+export class UsageQueryDto {
+  @ApiPropertyOptional({
+    example: '2026-11-01',
+    description: 'First UTC day (YYYY-MM-DD). Default: 29 days before `to`.',
+  })
+  @IsOptional()
+  @IsDateOnly()
+  from?: string;
+
+  @ApiPropertyOptional({
+    example: '2026-11-30',
+    description: 'Last UTC day, included. Default: today (UTC).',
+  })
+  @IsOptional()
+  @IsDateOnly()
+  to?: string;
+}
+
+export class UsageDayDto {
+  @ApiProperty({ example: '2026-11-21' })
+  date: string;
+
+  @ApiInteger({ example: 1048576, description: BYTES_IN })
+  bytes_in: number;
+
+  @ApiInteger({ example: 73400320, description: BYTES_OUT })
+  bytes_out: number;
+}
+
+export class UsageTotalDto {
+  @ApiInteger({ example: 1048576 })
+  bytes_in: number;
+
+  @ApiInteger({ example: 73400320 })
+  bytes_out: number;
+}
+
+/** A service's traffic per UTC day, every day of the range (0 where there was none), and the range's total. */
+export class UsageDto {
+  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  service_id: string;
+
+  @ApiProperty({ example: '2026-11-01' })
+  from: string;
+
+  @ApiProperty({ example: '2026-11-30' })
+  to: string;
+
+  @ApiProperty({ type: [UsageDayDto] })
+  days: UsageDayDto[];
+
+  @ApiProperty({ type: UsageTotalDto })
+  total: UsageTotalDto;
+}
