@@ -551,6 +551,8 @@ describe('Provisioning: plans and services', () => {
         attempts: 0,
         last_error: null,
         completed_at: null,
+        disconnect: null,
+        coa: null,
         created_at: expect.stringMatching(ISO_MS),
         updated_at: order.created_at,
       });
