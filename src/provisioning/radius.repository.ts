@@ -52,8 +52,8 @@ const SESSION_COLUMNS = `radacctid::text AS radacct_id, acctsessionid, username,
   host(framedipaddress) AS framed_ip, acctstarttime, acctupdatetime, acctstoptime, acctsessiontime,
   coalesce(acctinputoctets, 0)::text AS bytes_in, coalesce(acctoutputoctets, 0)::text AS bytes_out, acctterminatecause`;
 
-/** The sessions of a window ($1 username, $2 from, $3 until or null), by their start. */
-const IN_WINDOW = `username = $1 AND acctstarttime >= $2 AND ($3::timestamptz IS NULL OR acctstarttime <= $3)`;
+/** The radacct rows (alias `r`) of a window ($1 username, $2 from, $3 until or null), by their start. */
+const IN_WINDOW = `r.username = $1 AND r.acctstarttime >= $2 AND ($3::timestamptz IS NULL OR r.acctstarttime <= $3)`;
 
 function sessionOf(row: Record<string, unknown>): RadiusSession {
   return {
@@ -191,7 +191,7 @@ export class RadiusRepository {
     page: { limit: number; beforeId: string | null; startedGte: Date | null; startedLt: Date | null },
   ): Promise<RadiusSession[]> {
     const rows = await this.read(
-      `SELECT ${SESSION_COLUMNS} FROM radacct
+      `SELECT ${SESSION_COLUMNS} FROM radacct r
         WHERE ${IN_WINDOW} AND ($4::bigint IS NULL OR radacctid < $4)
           AND ($5::timestamptz IS NULL OR acctstarttime >= $5) AND ($6::timestamptz IS NULL OR acctstarttime < $6)
         ORDER BY radacctid DESC LIMIT $7`,
@@ -217,8 +217,7 @@ export class RadiusRepository {
     const rows = await this.read(
       `SELECT to_char(u.day, 'YYYY-MM-DD') AS day, sum(u.bytes_in)::text AS bytes_in, sum(u.bytes_out)::text AS bytes_out
          FROM radacct_daily_usage u JOIN radacct r ON r.radacctid = u.radacctid
-        WHERE r.username = $1 AND r.acctstarttime >= $2 AND ($3::timestamptz IS NULL OR r.acctstarttime <= $3)
-          AND u.day BETWEEN $4::date AND $5::date
+        WHERE ${IN_WINDOW} AND u.day BETWEEN $4::date AND $5::date
         GROUP BY u.day ORDER BY u.day`,
       [window.username, window.from, window.until, from, to],
     );

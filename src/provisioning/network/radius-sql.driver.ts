@@ -12,13 +12,18 @@ import { ServiceStatus } from '../service-status';
 import { sendDynamicRequest, type DynamicAttribute, type DynamicRequestCode } from './dynamic-authorization';
 import { DriverError, type DriverOutcome, type NetworkDriver } from './network-driver';
 
-/** A plan's rate as FreeRADIUS answers it (radreply) and as a CoA-Request sends it: MikroTik and WISPr attributes. */
-export function rateAttributes(plan: ServicePlan): { attribute: string; value: string }[] {
-  return [
-    { attribute: 'Mikrotik-Rate-Limit', value: `${plan.uploadKbps}k/${plan.downloadKbps}k` },
-    { attribute: 'WISPr-Bandwidth-Max-Down', value: String(plan.downloadKbps * 1000) },
-    { attribute: 'WISPr-Bandwidth-Max-Up', value: String(plan.uploadKbps * 1000) },
-  ];
+/** A plan's rate in the MikroTik and WISPr attributes (WISPr in bit/s), as radreply and a CoA-Request carry it. */
+function planRate(plan: ServicePlan) {
+  return {
+    'Mikrotik-Rate-Limit': `${plan.uploadKbps}k/${plan.downloadKbps}k`,
+    'WISPr-Bandwidth-Max-Down': plan.downloadKbps * 1000,
+    'WISPr-Bandwidth-Max-Up': plan.uploadKbps * 1000,
+  };
+}
+
+/** The rate as FreeRADIUS answers it (radreply rows). */
+function rateAttributes(plan: ServicePlan): { attribute: string; value: string }[] {
+  return Object.entries(planRate(plan)).map(([attribute, value]) => ({ attribute, value: String(value) }));
 }
 
 /**
@@ -48,16 +53,17 @@ export function radiusUser(service: Service, plan: ServicePlan): RadiusUser | nu
   }
 }
 
-/** The rate of a CoA-Request: the same attributes as radreply's, each inside its vendor's Vendor-Specific. */
+/** The rate of a CoA-Request: the same attributes, each inside its vendor's Vendor-Specific. */
 function coaRate(plan: ServicePlan): DynamicAttribute[] {
+  const rate = planRate(plan);
   return [
-    ['Vendor-Specific', 'Mikrotik', [['Mikrotik-Rate-Limit', `${plan.uploadKbps}k/${plan.downloadKbps}k`]]],
+    ['Vendor-Specific', 'Mikrotik', [['Mikrotik-Rate-Limit', rate['Mikrotik-Rate-Limit']]]],
     [
       'Vendor-Specific',
       'WISPr',
       [
-        ['WISPr-Bandwidth-Max-Down', plan.downloadKbps * 1000],
-        ['WISPr-Bandwidth-Max-Up', plan.uploadKbps * 1000],
+        ['WISPr-Bandwidth-Max-Down', rate['WISPr-Bandwidth-Max-Down']],
+        ['WISPr-Bandwidth-Max-Up', rate['WISPr-Bandwidth-Max-Up']],
       ],
     ],
   ];
