@@ -1,9 +1,10 @@
 // @ts-check
 /**
- * Three projects: `unit` (src/**\/*.spec.ts), `e2e` (test/**\/*.e2e-spec.ts, on the embedded database unless
- * DATABASE_URL names a Postgres) and `radius` (test/radius, a real FreeRADIUS on a real Postgres: `npm run
- * test:radius`). `npm test` runs the RADIUS suite too when it can (FreeRADIUS installed and DATABASE_URL set), and
- * otherwise says in one line how to run it.
+ * Four projects: `unit` (src/**\/*.spec.ts), `e2e` (test/**\/*.e2e-spec.ts, on the embedded database unless
+ * DATABASE_URL names a Postgres), `radius` (test/radius, a real FreeRADIUS on a real Postgres: `npm run
+ * test:radius`) and `reliability` (test/reliability, the whole API attacked, raced, killed and cut off its database:
+ * `npm run test:reliability`). `npm test` runs the last two too when it can (FreeRADIUS installed, DATABASE_URL set),
+ * and otherwise says in one line how to run each.
  */
 const { existsSync } = require('node:fs');
 const { delimiter, join } = require('node:path');
@@ -13,6 +14,15 @@ const transform = { '^.+\\.ts$': 'ts-jest' };
 function hasFreeRadius() {
   const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
   return dirs.some((dir) => dir && existsSync(join(dir, 'freeradius')));
+}
+
+const reliabilityWanted = process.env.RELIABILITY_SUITE === '1';
+const reliabilityPossible = Boolean(process.env.DATABASE_URL);
+if (!reliabilityWanted && !reliabilityPossible && !process.env.JEST_WORKER_ID) {
+  console.log(
+    'Reliability suite not run: it runs on a Postgres and Redis; run it with ' +
+      'DATABASE_URL=postgres://… REDIS_URL=redis://… npm run test:reliability',
+  );
 }
 
 const radiusWanted = process.env.RADIUS_SUITE === '1';
@@ -55,6 +65,20 @@ module.exports = {
             rootDir: '.',
             testMatch: ['<rootDir>/test/radius/**/*.radius-spec.ts'],
             globalSetup: '<rootDir>/test/radius/support/global-setup.ts',
+            transform,
+          },
+        ]
+      : []),
+    ...(reliabilityWanted || reliabilityPossible
+      ? [
+          {
+            displayName: 'reliability',
+            preset: 'ts-jest',
+            testEnvironment: 'node',
+            rootDir: '.',
+            testMatch: ['<rootDir>/test/reliability/**/*.reliability-spec.ts'],
+            globalSetup: '<rootDir>/test/reliability/support/reliability-setup.ts',
+            globalTeardown: '<rootDir>/test/reliability/support/reliability-teardown.ts',
             transform,
           },
         ]

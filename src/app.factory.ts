@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Server } from 'node:http';
+import { answerClientErrors, hostRequired } from './common/http/client-error';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
@@ -56,8 +57,9 @@ export async function createApp(
     app.disable('x-powered-by');
     app.set('etag', false); // hashing every body for an ETag no client uses costs CPU on large list pages
     // Bodies are read later, by JsonBodyGuard, once the caller is authenticated and within its rate limit.
-    app.use(requestIdMiddleware, requestLogMiddleware(logger));
+    app.use(requestIdMiddleware, hostRequired, requestLogMiddleware(logger));
     setupSwagger(app);
+    answerClientErrors(app.getHttpServer());
     await app.init();
     if (options.port !== undefined) {
       await listen(app.getHttpServer(), options.port);

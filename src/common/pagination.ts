@@ -63,7 +63,9 @@ export function decodeCursor(raw: string): Cursor {
     throw invalid;
   }
   const createdAt = new Date(parsed[0]);
-  if (Number.isNaN(createdAt.getTime()) || parsed[1].length > 64) {
+  // Every cursor this API issues holds a record's time; a year Postgres cannot store (before 4713 BC) is crafted.
+  const year = createdAt.getUTCFullYear();
+  if (Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999 || parsed[1].length > 64) {
     throw invalid;
   }
   return { createdAt, id: parsed[1] };

@@ -72,7 +72,14 @@ export const ERROR_CATALOG = {
     status: 409,
     description: 'A request with this idempotency key is still being processed.',
   },
+  malformed_request: {
+    status: 400,
+    description:
+      "The HTTP request itself is malformed (request line, a header, its framing): Node's parser refused it.",
+  },
+  request_timeout: { status: 408, description: 'The request did not arrive completely in time.' },
   payload_too_large: { status: 413, description: 'The body is larger than 1 MiB.' },
+  headers_too_large: { status: 431, description: 'The request line and headers exceed 16 KiB.' },
   unsupported_media_type: {
     status: 415,
     description: 'A body was sent with a Content-Type other than JSON.',

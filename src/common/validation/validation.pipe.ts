@@ -53,14 +53,36 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Dotted path of the first string holding U+0000, which Postgres cannot store, or null. */
-function nulPath(value: unknown, path: string): string | null {
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Keys no DTO has and class-transformer mistakes for the object's own machinery. */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** What makes a value unstorable or unsafe to map, and where (a dotted path). */
+interface TextProblem {
+  path: string;
+  kind: 'nul' | 'surrogate' | 'reserved';
+}
+
+/**
+ * The first string (value or key) Postgres cannot store (U+0000, or a lone UTF-16 surrogate, which JSON may escape
+ * but no Unicode text holds) or the first reserved key, or null.
+ */
+function textProblem(value: unknown, path: string): TextProblem | null {
   if (typeof value === 'string') {
-    return value.includes('\u0000') ? path : null;
+    if (value.includes('\u0000')) {
+      return { path, kind: 'nul' };
+    }
+    return LONE_SURROGATE.test(value) ? { path, kind: 'surrogate' } : null;
   }
   if (value && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      const found = nulPath(inner, path ? `${path}.${key}` : key);
+      const at = path ? `${path}.${key}` : key;
+      if (RESERVED_KEYS.has(key)) {
+        return { path: at, kind: 'reserved' };
+      }
+      const found = textProblem(key, at) ?? textProblem(inner, at);
       if (found !== null) {
         return found;
       }
@@ -69,18 +91,28 @@ function nulPath(value: unknown, path: string): string | null {
   return null;
 }
 
-function rejectNulCharacters(value: unknown, metadata: ArgumentMetadata): void {
-  const field = nulPath(value, '');
-  if (field === null) {
+const PROBLEMS: Record<TextProblem['kind'], string> = {
+  nul: 'Text may not contain NUL characters.',
+  surrogate: 'Text must be Unicode: a lone UTF-16 surrogate (an unpaired \\ud800–\\udfff escape) is not.',
+  reserved: '__proto__, constructor and prototype are not fields of this API.',
+};
+
+function rejectUnstorableText(value: unknown, metadata: ArgumentMetadata): void {
+  const problem = textProblem(value, '');
+  if (problem === null) {
     return;
   }
+  const field = problem.path || null;
   if (metadata.type === 'param') {
     throw new ApiError('not_found', 'No record has this id.');
   }
   if (metadata.type === 'query') {
-    throw new ApiError('invalid_query', 'Query values may not contain NUL characters.', field || null);
+    throw new ApiError('invalid_query', PROBLEMS[problem.kind], field);
   }
-  throw new ApiError('validation_failed', 'Text may not contain NUL characters.', field || null);
+  if (problem.kind === 'reserved') {
+    throw new ApiError('unknown_field', PROBLEMS[problem.kind], field);
+  }
+  throw new ApiError('validation_failed', PROBLEMS[problem.kind], field);
 }
 
 /**
@@ -94,7 +126,7 @@ export class ApiValidationPipe implements PipeTransform {
     if (metadata.type === 'custom') {
       return value;
     }
-    rejectNulCharacters(value, metadata);
+    rejectUnstorableText(value, metadata);
     const metatype = metadata.metatype;
     if (!metatype || [String, Number, Boolean, Array, Object].includes(metatype as never)) {
       return value;

@@ -1,0 +1,57 @@
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { newId } from '../ids';
+import type { NextFunction, Request, Response } from 'express';
+import { API_VERSION, errorEnvelope } from '../envelope/envelope';
+
+/**
+ * What Node's HTTP parser refuses before any route runs (a malformed request line, header or framing; headers or a
+ * URL past Node's limit; a request that took too long to arrive) is answered in the envelope like everything else,
+ * with a code from the catalog and a fresh request id, instead of Node's bare status line. The connection is closed:
+ * after a parse error its bytes cannot be trusted.
+ */
+export function answerClientErrors(server: Server): void {
+  // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; hostRequired answers it instead.
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const [status, code, message] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', 'The request line and headers exceed what the server reads (16 KiB).']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'request_timeout', 'The request did not arrive in time.']
+          : [
+              400,
+              'malformed_request',
+              'The HTTP request is malformed (its request line, a header or its framing).',
+            ];
+    const requestId = newId('req');
+    const body = JSON.stringify({
+      success: false,
+      error: { code, message, field: null },
+      meta: { request_id: requestId, api_version: API_VERSION },
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-ID: ${requestId}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  });
+}
+
+/** RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400, in the envelope (after requestIdMiddleware). */
+export function hostRequired(req: Request, res: Response, next: NextFunction): void {
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    res
+      .status(400)
+      .json(errorEnvelope('malformed_request', 'An HTTP/1.1 request must send a Host header.', null));
+    return;
+  }
+  next();
+}
