@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { DatabaseTimeouts } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
+import { guardHungConnections } from './hung-connection-guard';
 import { detectSharedSession } from './prepared-query';
 import { TransactionRunner } from './transaction-runner';
 
@@ -16,6 +17,9 @@ export async function initializeDataSource(
 ): Promise<DataSource> {
   await migrate(url, poolMax === 1);
   const dataSource = await new DataSource(dataSourceOptions(url, poolMax, timeouts)).initialize();
+  if (timeouts && timeouts.statementMs > 0) {
+    guardHungConnections(dataSource, timeouts.statementMs + timeouts.acquireMs);
+  }
   try {
     await detectSharedSession(dataSource);
     return dataSource;

@@ -13,6 +13,14 @@ describe('isDatabaseUnavailable', () => {
     ['a server out of connections', pgError('53300')],
     ['a broken connection', pgError('08006')],
     ['a refused connection', pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')],
+    [
+      'a Unix socket whose file went with its server (ENOENT, any connect/read/write system error)',
+      Object.assign(pgError('ENOENT', 'connect ENOENT /tmp/.s.PGSQL.5432'), { syscall: 'connect' }),
+    ],
+    [
+      'a socket the server stopped reading (EPIPE on write)',
+      Object.assign(pgError('EPIPE', 'write EPIPE'), { syscall: 'write' }),
+    ],
     ['no pooled connection in time', new Error('timeout exceeded when trying to connect')],
     ['a connection the server ended', new Error('Connection terminated unexpectedly')],
     [
@@ -27,6 +35,7 @@ describe('isDatabaseUnavailable', () => {
     ['a unique violation', pgError('23505')],
     ['a check violation', pgError('23514')],
     ['a plain bug', new TypeError('x is undefined')],
+    ['a file system error of the app', Object.assign(pgError('ENOENT', 'open x.json'), { syscall: 'open' })],
     ['a non-error', 'timeout exceeded when trying to connect'],
   ])('should be false for %s', (_name, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);

@@ -57,6 +57,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
       return true;
     }
+    // Any system error of the socket to the database (ENOENT: a Unix socket's file gone with its server; EAGAIN, its
+    // backlog full; ETIMEDOUT, EHOSTUNREACH, EPIPE, a DNS failure of the database's host...): it cannot be reached.
+    const syscall = (cause as { syscall?: unknown }).syscall;
+    if (typeof syscall === 'string' && ['connect', 'read', 'write', 'getaddrinfo'].includes(syscall)) {
+      return true;
+    }
     return UNAVAILABLE_MESSAGES.some((message) => cause.message.startsWith(message));
   });
 }
