@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { codeOf, envelopeProblems } from './support/envelope-check';
+import { captureLogs, recordSecrets } from './support/log-capture';
 import { buildWorld, pathFor, validBodyFor, type World } from './support/fixtures';
 import { hostileRequests, type HostileRequest } from './support/hostile-bodies';
 import { hostilePathId, hostileQueryString } from './support/hostile-queries';
@@ -95,13 +96,18 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
     );
     // Workers and scheduler off: no table changes by itself, so any change is a request's. Private webhook URLs
     // allowed: the example's example.com may not resolve here, and nothing is delivered anyway.
-    t = await startTestApp({
-      WEBHOOK_WORKER_ENABLED: 'false',
-      PROVISIONING_WORKER_ENABLED: 'false',
-      BILLING_SCHEDULER_ENABLED: 'false',
-      AUTOMATION_ENABLED: 'false',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-    });
+    t = await startTestApp(
+      {
+        WEBHOOK_WORKER_ENABLED: 'false',
+        PROVISIONING_WORKER_ENABLED: 'false',
+        BILLING_SCHEDULER_ENABLED: 'false',
+        AUTOMATION_ENABLED: 'false',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        LOG_LEVEL: 'info',
+      },
+      { logDestination: captureLogs('hostile-input') },
+    );
+    recordSecrets(t.adminToken);
     await new Promise<void>((resolve) => t.http.listen(0, '127.0.0.1', resolve));
     ({ address: host, port } = t.http.address() as AddressInfo);
     client = new RawClient(host, port);

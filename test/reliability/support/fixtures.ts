@@ -1,4 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { recordSecrets } from './log-capture';
 import { operations, type Operation } from './openapi-operations';
 import type { RawClient } from './raw-client';
 
@@ -113,6 +114,7 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
     tenant: world.tenantSlug,
   });
   ids.tokens = String(token.id);
+  recordSecrets(token.token as string);
   ids['billing-profiles'] = String(
     (await must(client, 'profile', 'POST', '/api/v1/billing-profiles', h, exampleOf('createBillingProfile')))
       .id,
@@ -171,7 +173,9 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
     },
   );
   ids.services = String((created.service as { id: string }).id);
+  recordSecrets(exampleOf('createSubscriberService').pppoe_password as string);
   ids['provisioning-orders'] = String((created.order as { id: string }).id);
+  recordSecrets(exampleOf('createNas').secret as string);
   ids.nas = String(
     (
       await must(client, 'nas', 'POST', '/api/v1/nas', h, {
@@ -180,9 +184,9 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
       })
     ).id,
   );
-  ids.webhooks = String(
-    (await must(client, 'webhook', 'POST', '/api/v1/webhooks', h, exampleOf('createWebhook'))).id,
-  );
+  const webhook = await must(client, 'webhook', 'POST', '/api/v1/webhooks', h, exampleOf('createWebhook'));
+  recordSecrets(webhook.secret as string);
+  ids.webhooks = String(webhook.id);
   ids['webhook-deliveries'] = String(
     (await must(client, 'delivery', 'POST', `/api/v1/webhooks/${ids.webhooks}/test`, h)).delivery_id,
   );
