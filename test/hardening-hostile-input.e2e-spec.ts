@@ -99,6 +99,19 @@ describe('Hostile input found by the reliability suite', () => {
       expectError(res, 400, 'invalid_cursor', 'starting_after');
     });
 
+    it.each([
+      ['a NUL', 'a\u0000b'],
+      ['a quote', "sub_' OR 1=1 --"],
+      ['a lone surrogate', '\ud800'],
+      ['nothing', ''],
+    ])('should answer 400 invalid_cursor for a cursor whose id holds %s', async (_, id) => {
+      const raw = Buffer.from(JSON.stringify(['2026-01-01T00:00:00.000Z', id])).toString('base64url');
+      const res = await request(t.http)
+        .get(`/api/v1/subscribers?starting_after=${raw}`)
+        .set(bearer(tenant.token));
+      expectError(res, 400, 'invalid_cursor', 'starting_after');
+    });
+
     it('should still accept a cursor in years Postgres stores', async () => {
       const res = await request(t.http)
         .get(`/api/v1/subscribers?starting_after=${cursor('9999-12-31T23:59:59.999Z')}`)

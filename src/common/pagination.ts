@@ -38,6 +38,9 @@ interface Cursor {
   id: string;
 }
 
+/** The ids a cursor may carry: what newId() makes, and radacct's numbers. */
+const CURSOR_ID = /^[A-Za-z0-9_]{1,64}$/;
+
 export function encodeCursor(createdAt: Date, id: string): string {
   return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
 }
@@ -63,9 +66,10 @@ export function decodeCursor(raw: string): Cursor {
     throw invalid;
   }
   const createdAt = new Date(parsed[0]);
-  // Every cursor this API issues holds a record's time; a year Postgres cannot store (before 4713 BC) is crafted.
+  // Every cursor this API issues holds a record's time and id (`sub_01J…`, or a number): a year outside 1..9999, or
+  // an id of other characters (a NUL Postgres cannot even compare), was crafted.
   const year = createdAt.getUTCFullYear();
-  if (Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999 || parsed[1].length > 64) {
+  if (Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999 || !CURSOR_ID.test(parsed[1])) {
     throw invalid;
   }
   return { createdAt, id: parsed[1] };
