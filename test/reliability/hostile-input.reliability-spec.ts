@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { deleteAllWebhooks } from '../support/webhook-receiver';
 import { codeOf, envelopeProblems } from './support/envelope-check';
 import { captureLogs, recordSecrets } from './support/log-capture';
 import { buildWorld, pathFor, validBodyFor, type World } from './support/fixtures';
@@ -88,6 +89,7 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
   let port: number;
   let sums: TableChecksums;
   let readWorld: World;
+  const worldTenants: string[] = [];
 
   beforeAll(async () => {
     process.stdout.write(
@@ -114,10 +116,16 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
     sums = new TableChecksums(t.dataSource);
     await sums.init();
     readWorld = await buildWorld(client, t.adminToken);
+    worldTenants.push(readWorld.ids.tenants);
     await sums.settled();
   }, 120_000);
 
   afterAll(async () => {
+    // The worlds' webhooks (and those the hostile bodies created) point at addresses nobody answers; a later suite's
+    // worker on the same database would spend its time on their deliveries.
+    for (const tenant of worldTenants) {
+      await deleteAllWebhooks(t.http, t.adminToken, tenant);
+    }
     client?.close();
     await t?.close();
     const file = join(tmpdir(), 'isp-hostile-input.json');
@@ -311,6 +319,7 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
         // A world of its own: an earlier endpoint's successes (a cancelled subscriber, a voided invoice) cannot
         // turn this one's requests into 404s and 409s before validation.
         const world = await buildWorld(client, t.adminToken);
+        worldTenants.push(world.ids.tenants);
         // The world's bill run is carried out in the background: measured batches start once it is done.
         await sums.settled();
         const seed = seedFor(op.operationId);

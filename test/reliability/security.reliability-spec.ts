@@ -4,7 +4,7 @@ import { SCOPES } from '../../src/common/auth/scopes';
 import { encodeCursor } from '../../src/common/pagination';
 import { isGeneratedRequestId } from '../support/envelope';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { eventually, verifies, WebhookReceiver } from '../support/webhook-receiver';
+import { deleteAllWebhooks, eventually, verifies, WebhookReceiver } from '../support/webhook-receiver';
 import { envelopeProblems } from './support/envelope-check';
 import { buildWorld, pathFor, uniqueValues, validBodyFor, type World } from './support/fixtures';
 import { operations, readOperations, type Operation } from './support/openapi-operations';
@@ -608,6 +608,13 @@ describe('Security: secrets, tenant isolation, request ids and callbacks (issue 
 
   afterAll(async () => {
     jest.restoreAllMocks();
+    // No subscription of this suite may outlive it: a later suite's worker on the same database would spend its
+    // time on deliveries to receivers that are gone.
+    for (const world of [worldA, worldB]) {
+      if (main && world) {
+        await deleteAllWebhooks(main.http, main.adminToken, world.ids.tenants);
+      }
+    }
     client?.close();
     guardedClient?.close();
     await main?.close();
@@ -1270,6 +1277,11 @@ describe('Security: secrets, tenant isolation, request ids and callbacks (issue 
     });
 
     afterEach(() => jest.restoreAllMocks());
+    afterAll(async () => {
+      if (guarded && gWorld) {
+        await deleteAllWebhooks(guarded.http, guarded.adminToken, gWorld.ids.tenants);
+      }
+    });
 
     it('finds every request field that takes a URL in openapi.json', () => {
       const found = urlFields().map((field) => `${endpoint(field.op)} ${field.path}`);

@@ -51,7 +51,12 @@ export function pipeChildLogs(name: string, child: ChildProcess): void {
 
 /** Remembers secrets the run created, so the teardown can look for them in every log. */
 export function recordSecrets(...secrets: (string | null | undefined)[]): void {
-  const kept = secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= 8);
+  // 'undefined' and 'null' are what String() makes of a secret a failed creation did not return: searching the
+  // logs for them would only find paths like /billing-runs/undefined.
+  const kept = secrets.filter(
+    (secret): secret is string =>
+      typeof secret === 'string' && secret.length >= 8 && secret !== 'undefined' && secret !== 'null',
+  );
   if (kept.length > 0) {
     appendFileSync(
       join(logDir(), SECRETS_FILE),
