@@ -20,7 +20,9 @@ function send(res: ServerResponse, status: number, body: object): void {
 
 async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  for await (const chunk of req) {
+    chunks.push(chunk as Buffer);
+  }
   let body: SubscriberInput;
   try {
     body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as SubscriberInput;
@@ -31,10 +33,14 @@ async function create(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 const server = createServer((req, res) => {
-  if (req.method !== 'POST') return send(res, 404, { error: 'route_not_found' });
+  if (req.method !== 'POST') {
+    return send(res, 404, { error: 'route_not_found' });
+  }
   create(req, res).catch((error: unknown) => {
     process.stderr.write(`baseline insert failed: ${String(error)}\n`);
-    if (!res.headersSent) send(res, 500, { error: 'internal_error' });
+    if (!res.headersSent) {
+      send(res, 500, { error: 'internal_error' });
+    }
   });
 });
 server.keepAliveTimeout = 65_000;

@@ -1,4 +1,4 @@
-import type { BillingSeed } from './seed';
+import type { BillingSeed, DomainSeed } from './seed';
 import { SEED_CURRENCY } from './seed';
 
 export const BOOTSTRAP_TOKEN = 'isk_bench_0123456789abcdefghijklmnopqrstuvwxyz';
@@ -22,7 +22,9 @@ export interface BenchCase {
   next?: () => NextRequest;
   /** For the query count: its statements per request, and the table whose SELECT to EXPLAIN. */
   countQueries: boolean;
-  explain?: 'subscribers' | 'events';
+  explain?: 'subscribers' | 'events' | 'tickets' | 'provisioning_orders' | 'ledger_entries';
+  /** Run after each measurement of the case, outside the window (e.g. until the work it queued is done). */
+  settle?: () => Promise<void>;
 }
 
 export interface Fixtures {
@@ -31,6 +33,9 @@ export interface Fixtures {
   subscribersDeepCursor: string;
   eventsDeepCursor: string;
   billing: BillingSeed;
+  domain: DomainSeed;
+  /** Resolves once the provisioning worker has carried out every open order (after `services.create`). */
+  provisioningSettled: () => Promise<void>;
 }
 
 export function buildCases(fixtures: Fixtures): BenchCase[] {
@@ -48,7 +53,8 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       metadata: { plan: 'fiber-500' },
     });
   };
-  const { getIds, billing } = fixtures;
+  const { getIds, billing, domain } = fixtures;
+  const history = domain.historySubscriberIds;
   return [
     {
       name: 'baseline.insert',
@@ -89,6 +95,55 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
         body: subscriberBody(),
         headers: { 'x-idempotency-key': `bench-${tag}-${seq}` },
       }),
+    },
+    {
+      name: 'tickets.create',
+      label: 'POST /tickets',
+      target: 'app',
+      method: 'POST',
+      quick: false,
+      countQueries: true,
+      next: () => {
+        const n = ++seq;
+        return {
+          path: '/api/v1/tickets',
+          body: JSON.stringify({
+            subject: `No internet since this morning (bench ${n})`,
+            description: 'The ONT shows a red LOS light; the customer already restarted it twice.',
+            type: 'incident',
+            priority: 'high',
+            subscriber_id: getIds[n % getIds.length],
+            assignee: 'noc.jane',
+            tags: ['fiber', 'outage'],
+            metadata: { channel: 'phone' },
+          }),
+        };
+      },
+    },
+    {
+      // 202: the pending service and its activate order; the provisioning worker (NETWORK_DRIVER radius-sql, the
+      // default) carries the orders out in the same process while the case runs, and the case waits for the last of
+      // them after each measurement.
+      name: 'services.create',
+      label: 'POST /subscribers/{id}/services (202)',
+      target: 'app',
+      method: 'POST',
+      quick: false,
+      countQueries: true,
+      settle: fixtures.provisioningSettled,
+      next: () => {
+        const n = ++seq;
+        return {
+          path: `/api/v1/subscribers/${getIds[n % getIds.length]}/services`,
+          body: JSON.stringify({
+            plan_id: domain.planId,
+            pppoe_username: `bench-${tag}-${n}`,
+            pppoe_password: 'correct-horse-42',
+            cpe_mac: 'AA-BB-CC-00-11-22',
+            installation_address: '12 Fibre Lane, Springfield',
+          }),
+        };
+      },
     },
     {
       name: 'health.live',
@@ -148,6 +203,46 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       countQueries: true,
       explain: 'events',
       path: `/api/v1/events?limit=100&starting_after=${fixtures.eventsDeepCursor}`,
+    },
+    {
+      name: 'events.by_subject',
+      label: 'GET /events?subject_id=…&limit=100',
+      target: 'app',
+      method: 'GET',
+      quick: false,
+      countQueries: true,
+      explain: 'events',
+      next: () => ({ path: `/api/v1/events?subject_id=${history[++seq % history.length]}&limit=100` }),
+    },
+    {
+      name: 'tickets.list',
+      label: 'GET /tickets?limit=100',
+      target: 'app',
+      method: 'GET',
+      quick: false,
+      countQueries: true,
+      explain: 'tickets',
+      path: '/api/v1/tickets?limit=100',
+    },
+    {
+      name: 'provisioning_orders.list',
+      label: 'GET /provisioning-orders?limit=100',
+      target: 'app',
+      method: 'GET',
+      quick: false,
+      countQueries: true,
+      explain: 'provisioning_orders',
+      path: '/api/v1/provisioning-orders?limit=100',
+    },
+    {
+      name: 'ledger.list',
+      label: 'GET /subscribers/{id}/ledger?limit=100',
+      target: 'app',
+      method: 'GET',
+      quick: false,
+      countQueries: true,
+      explain: 'ledger_entries',
+      next: () => ({ path: `/api/v1/subscribers/${history[++seq % history.length]}/ledger?limit=100` }),
     },
     {
       name: 'transactions.create',

@@ -16,7 +16,9 @@ async function countQueries(
   stats: StatementStat[];
 }> {
   await server.queryStats(true);
-  for (let i = 0; i < COUNT_REQUESTS; i++) await probe(benchCase, server.baseUrl);
+  for (let i = 0; i < COUNT_REQUESTS; i++) {
+    await probe(benchCase, server.baseUrl);
+  }
   // The webhook worker polls on its own clock; its statements are not the request's.
   const stats = (await server.queryStats(true)).filter((stat) => !/SKIP LOCKED/i.test(stat.text));
   const total = stats.reduce((sum, stat) => sum + stat.count, 0);
@@ -45,7 +47,9 @@ async function explain(db: Client, benchCase: BenchCase, stats: StatementStat[])
   const statement = stats.find(
     (stat) => stat.text.startsWith('SELECT') && stat.text.includes(`FROM "${table}"`),
   );
-  if (!statement) return null;
+  if (!statement) {
+    return null;
+  }
   const params = statement.params ?? [];
   const { rows } = await db.query<{ 'QUERY PLAN': string }>(
     `EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`,
@@ -56,7 +60,10 @@ async function explain(db: Client, benchCase: BenchCase, stats: StatementStat[])
   return { case: benchCase.name, sql: statement.text, params, plan, indexes };
 }
 
-/** Every case answers 2xx before it is loaded; then its statements per request, and the list plans. */
+/**
+ * Every case answers 2xx (on every instance) before it is loaded; then its statements per request (in the first
+ * instance), and the list plans.
+ */
 export async function countAll(
   cases: BenchCase[],
   servedBy: ServedBy,
@@ -66,13 +73,20 @@ export async function countAll(
   const queryCounts: QueryCount[] = [];
   const plans: Explained[] = [];
   for (const c of cases) {
-    await probe(c, servedBy[c.target].baseUrl);
-    if (!c.countQueries) continue;
+    // Every instance of the server under test (--instances) answers it.
+    for (const baseUrl of servedBy[c.target].baseUrls) {
+      await probe(c, baseUrl);
+    }
+    if (!c.countQueries) {
+      continue;
+    }
     const { count, stats } = await countQueries(server, c);
     queryCounts.push(count);
     if (c.explain) {
       const plan = await explain(db, c, stats);
-      if (plan) plans.push(plan);
+      if (plan) {
+        plans.push(plan);
+      }
     }
   }
   return { queryCounts, plans };

@@ -5,19 +5,32 @@ import type { EmbeddedDatabase, ServerUnderTest } from './processes';
 import { postgresCpuMs, processCpuMs } from './process-stats';
 import { type CpuSnapshot, cpuUse, log, type Measurement, measurementOf } from './report';
 
-/** The process that serves each target: its URL for the load, its pid for the CPU measurement. */
-export type ServedBy = Record<BenchCase['target'], { pid: number; baseUrl: string }>;
+/**
+ * The processes that serve each target: their URLs for the load, their pids for the CPU measurement. The first one
+ * (`baseUrl`, `pid`) takes the single requests (probes, statement counts); the server under test has more than one
+ * with --instances.
+ */
+export type ServedBy = Record<
+  BenchCase['target'],
+  { pid: number; baseUrl: string; pids: number[]; baseUrls: string[] }
+>;
 
 function cannonOptions(
   benchCase: BenchCase,
-  baseUrl: string,
+  baseUrls: string[],
   connections: number,
   durationS: number,
 ): autocannon.Options {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (benchCase.target === 'app') headers.authorization = `Bearer ${BOOTSTRAP_TOKEN}`;
+  if (benchCase.target === 'app') {
+    headers.authorization = `Bearer ${BOOTSTRAP_TOKEN}`;
+  }
+  const urls = baseUrls.map((baseUrl) => baseUrl + (benchCase.path ?? ''));
   const options: autocannon.Options = {
-    url: baseUrl + (benchCase.path ?? ''),
+    // Several instances (--instances): autocannon (9.x) takes an array of URLs and opens its connections over them
+    // round-robin (connection i to urls[i % n]); no proxy, so nothing extra sits in the path or on the CPU. Its
+    // typings only know a string.
+    url: urls.length === 1 ? urls[0] : (urls as unknown as string),
     method: benchCase.method,
     connections,
     duration: durationS,
@@ -59,7 +72,9 @@ export async function send(
 ): Promise<{ status: number; text: string; path: string }> {
   const made = benchCase.next ? benchCase.next() : { path: benchCase.path! };
   const headers: Record<string, string> = { 'content-type': 'application/json', ...made.headers };
-  if (benchCase.target === 'app') headers.authorization = `Bearer ${BOOTSTRAP_TOKEN}`;
+  if (benchCase.target === 'app') {
+    headers.authorization = `Bearer ${BOOTSTRAP_TOKEN}`;
+  }
   const response = await fetch(baseUrl + made.path, { method: benchCase.method, headers, body: made.body });
   return { status: response.status, text: await response.text(), path: made.path };
 }
@@ -79,14 +94,14 @@ export async function measure(
   server: ServerUnderTest,
   embedded: EmbeddedDatabase | null,
 ): Promise<Measurement[]> {
-  const urlOf = (c: BenchCase) => servedBy[c.target].baseUrl;
+  const urlsOf = (c: BenchCase) => servedBy[c.target].baseUrls;
   const measurements: Measurement[] = [];
   const total = cases.length * options.connections.length;
   log(`\n${total} measurements of ${options.durationS} s, each after ${options.warmupS} s of warm-up:`);
   const cpuNow = (c: BenchCase): CpuSnapshot => {
     const usage = process.cpuUsage();
     return {
-      server: processCpuMs(servedBy[c.target].pid),
+      server: servedBy[c.target].pids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
       database: embedded
         ? new Map<number, number>([[embedded.pid, processCpuMs(embedded.pid)]])
         : postgresCpuMs(),
@@ -96,17 +111,19 @@ export async function measure(
   };
   for (const connections of options.connections) {
     for (const c of cases) {
-      await fire(cannonOptions(c, urlOf(c), connections, options.warmupS));
+      await fire(cannonOptions(c, urlsOf(c), connections, options.warmupS));
       server.rss.window();
       const before = cpuNow(c);
-      const result = await fire(cannonOptions(c, urlOf(c), connections, options.durationS));
+      const result = await fire(cannonOptions(c, urlsOf(c), connections, options.durationS));
       const cpu = cpuUse(before, cpuNow(c), result.requests.total);
       const measurement = measurementOf(c.name, c.label, connections, result, server.rss.window(), cpu);
+      const settleStarted = Date.now();
+      await c.settle?.();
       measurements.push(measurement);
       let failures = '';
       if (measurement.errors + measurement.timeouts + measurement.non2xx > 0) {
         // One more request the same way, to show what the failures say (it may well succeed by now).
-        const sample = await send(c, urlOf(c));
+        const sample = await send(c, servedBy[c.target].baseUrl);
         measurement.failureSample = `${sample.status} ${sample.text.slice(0, 300)}`;
         failures =
           ` FAILURES errors=${measurement.errors} timeouts=${measurement.timeouts} ` +
@@ -115,7 +132,8 @@ export async function measure(
       log(
         `  ${c.label} @${connections}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.latencyMs.p50} ms, ` +
           `p99 ${measurement.latencyMs.p99} ms, CPU cores server ${cpu.serverCores.toFixed(2)} ` +
-          `db ${cpu.databaseCores.toFixed(2)} load-generator ${cpu.loadGeneratorCores.toFixed(2)}${failures}`,
+          `db ${cpu.databaseCores.toFixed(2)} load-generator ${cpu.loadGeneratorCores.toFixed(2)}${failures}` +
+          (c.settle ? `; settled ${((Date.now() - settleStarted) / 1000).toFixed(1)} s after` : ''),
       );
     }
   }

@@ -14,6 +14,8 @@ export interface Options {
   only: string[] | null;
   reuse: boolean;
   cpuProf: boolean;
+  /** Server processes of the same build on the same database, the load spread over them round-robin (1). */
+  instances: number;
   databaseUrl: string;
 }
 
@@ -22,8 +24,12 @@ export interface Options {
  * server of DATABASE_URL with the database `bench`, else the local default.
  */
 function benchDatabaseUrl(): string {
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
-  if (!process.env.DATABASE_URL) return DEFAULT_DATABASE_URL;
+  if (process.env.BENCH_DATABASE_URL) {
+    return process.env.BENCH_DATABASE_URL;
+  }
+  if (!process.env.DATABASE_URL) {
+    return DEFAULT_DATABASE_URL;
+  }
   const url = new URL(process.env.DATABASE_URL);
   url.pathname = '/bench';
   return url.toString();
@@ -33,13 +39,19 @@ export function parseOptions(argv: string[]): Options {
   const flags = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (!arg.startsWith('--')) throw new Error(`Unexpected argument "${arg}"`);
+    if (!arg.startsWith('--')) {
+      throw new Error(`Unexpected argument "${arg}"`);
+    }
     const [name, inline] = arg.slice(2).split('=', 2);
     if (['embedded', 'quick', 'reuse', 'cpu-prof'].includes(name)) {
       flags.set(name, true);
-    } else if (['duration', 'warmup', 'connections', 'rows', 'only', 'billing-subscribers'].includes(name)) {
+    } else if (
+      ['duration', 'warmup', 'connections', 'rows', 'only', 'billing-subscribers', 'instances'].includes(name)
+    ) {
       const value = inline ?? argv[++i];
-      if (value === undefined) throw new Error(`--${name} needs a value`);
+      if (value === undefined) {
+        throw new Error(`--${name} needs a value`);
+      }
       flags.set(name, value);
     } else {
       throw new Error(`Unknown option --${name}`);
@@ -51,13 +63,25 @@ export function parseOptions(argv: string[]): Options {
   };
   const positive = (name: string, fallback: number) => {
     const raw = text(name);
-    if (raw === undefined) return fallback;
+    if (raw === undefined) {
+      return fallback;
+    }
     const value = Number(raw.replace(/[_,]/g, ''));
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new Error(`--${name} must be a positive number`);
+    }
     return value;
   };
   const quick = flags.has('quick');
   const embedded = flags.has('embedded');
+  const instances = positive('instances', 1);
+  if (!Number.isInteger(instances)) {
+    throw new Error('--instances must be a whole number');
+  }
+  // pglite-socket interleaves the statements of concurrent connections (docs/performance.md, Embedded database).
+  if (embedded && instances > 1) {
+    throw new Error('--instances > 1 needs Postgres: the embedded database takes one connection');
+  }
   return {
     embedded,
     quick,
@@ -65,7 +89,9 @@ export function parseOptions(argv: string[]): Options {
     warmupS: positive('warmup', quick ? 1 : 2),
     connections: (text('connections') ?? (quick ? '64' : '32,64')).split(',').map((c) => {
       const value = Number(c);
-      if (!Number.isInteger(value) || value < 1) throw new Error('--connections must list whole numbers');
+      if (!Number.isInteger(value) || value < 1) {
+        throw new Error('--connections must list whole numbers');
+      }
       return value;
     }),
     rows: Math.round(positive('rows', quick || embedded ? 100_000 : 1_000_000)),
@@ -73,6 +99,7 @@ export function parseOptions(argv: string[]): Options {
     only: text('only')?.split(',') ?? null,
     reuse: flags.has('reuse'),
     cpuProf: flags.has('cpu-prof'),
+    instances,
     databaseUrl: benchDatabaseUrl(),
   };
 }

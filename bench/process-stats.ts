@@ -22,7 +22,9 @@ export function processCpuMs(pid: number): number {
 export function postgresCpuMs(): Map<number, number> {
   const byPid = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
         byPid.set(Number(entry), processCpuMs(Number(entry)));
@@ -34,24 +36,32 @@ export function postgresCpuMs(): Map<number, number> {
   return byPid;
 }
 
-/** Peak resident memory of a process, sampled from /proc: the peak inside a window, and VmHWM over its life. */
+/** A memory field of /proc/<pid>/status, in kB; 0 when the process is gone. */
+function fieldOf(pid: number, name: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Peak resident memory of a process, sampled from /proc: the peak inside a window, and VmHWM over its life. Of
+ * several processes (the server's instances), the largest of them: each is a process of its own, with its own limit.
+ */
 export class RssSampler {
   private readonly timer: NodeJS.Timeout;
   private windowPeakKb = 0;
 
-  constructor(private readonly pid: number) {
+  constructor(private readonly pids: number[]) {
     this.timer = setInterval(() => this.sample(), 200);
     this.timer.unref();
   }
 
   private field(name: 'VmRSS' | 'VmHWM'): number {
-    try {
-      const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
-      const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
-      return match ? Number(match[1]) : 0;
-    } catch {
-      return 0;
-    }
+    return Math.max(0, ...this.pids.map((pid) => fieldOf(pid, name)));
   }
 
   private sample(): void {

@@ -30,7 +30,9 @@ function waitForExitOrMessage<T>(
   return new Promise((resolve, reject) => {
     const onMessage = (message: unknown) => {
       const value = accept(message);
-      if (value === null) return;
+      if (value === null) {
+        return;
+      }
       cleanup();
       resolve(value);
     };
@@ -48,7 +50,9 @@ function waitForExitOrMessage<T>(
 }
 
 async function stopChild(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) {
+    return;
+  }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -81,8 +85,13 @@ export interface ServerOptions {
 }
 
 export interface ServerUnderTest {
+  /** The first instance: the one the statements are counted in, and the bill run and the probes talk to. */
   pid: number;
   baseUrl: string;
+  /** Every instance (--instances): the load is spread over them, their CPU summed. */
+  pids: number[];
+  baseUrls: string[];
+  /** Resident memory of every instance: the largest of them. */
   rss: RssSampler;
   /** Statement counts since the last reset (and resets them when asked). */
   queryStats(reset: boolean): Promise<StatementStat[]>;
@@ -105,7 +114,9 @@ export async function startServer(options: ServerOptions): Promise<ServerUnderTe
   const log = createWriteStream(options.logFile);
   const counterDir = transpiledQueryCounter();
   const execArgv = [...productionNodeFlags(), '-r', join(counterDir, 'query-counter.js')];
-  if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
+  if (options.cpuProfDir) {
+    execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
+  }
   const child = fork(join(ROOT, 'dist/main.js'), [], {
     cwd: ROOT,
     execArgv,
@@ -122,13 +133,19 @@ export async function startServer(options: ServerOptions): Promise<ServerUnderTe
       RATE_LIMIT_WINDOW_S: '60',
       API_BOOTSTRAP_TOKEN: options.bootstrapToken,
       WEBHOOK_WORKER_ENABLED: 'true',
+      // The day's scheduled bill run would start, at whatever point of the run the hour comes, for the default tenant
+      // as soon as it has services (seeded, and ordered by services.create) and walk all its subscribers; billing.run
+      // starts its own run through the API.
+      BILLING_SCHEDULER_ENABLED: 'false',
     },
   });
   let output = '';
   const ready = new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString('utf8');
-      if (output.includes('listening on')) resolve();
+      if (output.includes('listening on')) {
+        resolve();
+      }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -151,10 +168,13 @@ export async function startServer(options: ServerOptions): Promise<ServerUnderTe
       settle(reply.stats);
     }
   });
-  const rss = new RssSampler(child.pid!);
+  const rss = new RssSampler([child.pid!]);
+  const baseUrl = `http://127.0.0.1:${port}`;
   return {
     pid: child.pid!,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
+    pids: [child.pid!],
+    baseUrls: [baseUrl],
     rss,
     queryStats(reset) {
       return new Promise((resolve) => {
@@ -171,9 +191,48 @@ export async function startServer(options: ServerOptions): Promise<ServerUnderTe
   };
 }
 
+/**
+ * `instances` servers of the same build on the same database (--instances), started one after the other so only the
+ * first runs the migrations; the first one's log is `logFile`, the others' `<logFile>-<n>.log`. One instance when 1.
+ */
+export async function startServers(options: ServerOptions, instances: number): Promise<ServerUnderTest> {
+  const started: ServerUnderTest[] = [];
+  try {
+    for (let i = 0; i < instances; i++) {
+      const logFile = i === 0 ? options.logFile : options.logFile.replace(/\.log$/, `-${i + 1}.log`);
+      started.push(await startServer({ ...options, logFile }));
+    }
+  } catch (error) {
+    for (const server of started) {
+      await server.stop().catch(() => undefined);
+    }
+    throw error;
+  }
+  if (started.length === 1) {
+    return started[0];
+  }
+  const [first] = started;
+  const pids = started.map((server) => server.pid);
+  const rss = new RssSampler(pids);
+  return {
+    pid: first.pid,
+    baseUrl: first.baseUrl,
+    pids,
+    baseUrls: started.map((server) => server.baseUrl),
+    rss,
+    queryStats: (reset) => first.queryStats(reset),
+    async stop() {
+      rss.stop();
+      await Promise.all(started.map((server) => server.stop()));
+    },
+  };
+}
+
 export interface BaselineServer {
   pid: number;
   baseUrl: string;
+  pids: number[];
+  baseUrls: string[];
   stop(): Promise<void>;
 }
 
@@ -205,7 +264,8 @@ export async function startBaseline(
     const ready = message as { type?: string; port?: number } | null;
     return ready?.type === 'ready' && typeof ready.port === 'number' ? ready.port : null;
   });
-  return { pid: child.pid!, baseUrl: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return { pid: child.pid!, baseUrl, pids: [child.pid!], baseUrls: [baseUrl], stop: () => stopChild(child) };
 }
 
 export interface EmbeddedDatabase {
@@ -228,7 +288,7 @@ export async function startEmbeddedDatabase(): Promise<EmbeddedDatabase> {
     const ready = message as { type?: string; url?: string } | null;
     return ready?.type === 'ready' && typeof ready.url === 'string' ? ready.url : null;
   });
-  const rss = new RssSampler(child.pid!);
+  const rss = new RssSampler([child.pid!]);
   return {
     url,
     pid: child.pid!,

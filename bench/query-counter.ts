@@ -29,14 +29,20 @@ const proto = pg.Client.prototype as unknown as { query: QueryFn };
 const original = proto.query;
 
 function textOf(arg: unknown): string | null {
-  if (typeof arg === 'string') return arg;
-  if (arg && typeof arg === 'object' && 'text' in arg && typeof arg.text === 'string') return arg.text;
+  if (typeof arg === 'string') {
+    return arg;
+  }
+  if (arg && typeof arg === 'object' && 'text' in arg && typeof arg.text === 'string') {
+    return arg.text;
+  }
   return null;
 }
 
 function paramsOf(args: unknown[]): unknown[] | null {
   const [first, second] = args;
-  if (Array.isArray(second)) return second as unknown[];
+  if (Array.isArray(second)) {
+    return second as unknown[];
+  }
   if (first && typeof first === 'object' && 'values' in first && Array.isArray(first.values)) {
     return first.values as unknown[];
   }
@@ -59,9 +65,12 @@ proto.query = function (this: unknown, ...args: unknown[]): unknown {
 };
 
 process.on('message', (message: unknown) => {
-  if (!message || typeof message !== 'object' || !('type' in message) || message.type !== 'bench:queries')
+  if (!message || typeof message !== 'object' || !('type' in message) || message.type !== 'bench:queries') {
     return;
+  }
   const reply: QueryStatsMessage = { type: 'bench:queries', stats: [...stats.values()] };
-  if ('reset' in message && message.reset === true) stats.clear();
+  if ('reset' in message && message.reset === true) {
+    stats.clear();
+  }
   process.send?.(reply);
 });

@@ -11,7 +11,9 @@ function ratio(
   target: Ratio['target'],
   what: string,
 ): Ratio | null {
-  if (!numerator || !denominator || pick(denominator) === 0) return null;
+  if (!numerator || !denominator || pick(denominator) === 0) {
+    return null;
+  }
   const value = pick(numerator) / pick(denominator);
   const met = target ? (target.op === '>=' ? value >= target.bound : value <= target.bound) : null;
   return {
@@ -103,8 +105,36 @@ export function ratiosOf(measurements: Measurement[], connections: number[]): Ra
       ),
       ratio('transactions rps / baseline (a) rps', c, find('transactions.create'), base, rps, null, 'req/s'),
       ratio('allocate rps / baseline (a) rps', c, find('transactions.allocate'), base, rps, null, 'req/s'),
+      // The domains' writes against the floor of a create, as the payment and the allocation above; their 100-row
+      // pages (and the event log of one subject) against the framework's ceiling, as get by id.
+      ratio('ticket create rps / baseline (a) rps', c, find('tickets.create'), base, rps, null, 'req/s'),
+      ratio('service create rps / baseline (a) rps', c, find('services.create'), base, rps, null, 'req/s'),
+      ratio('tickets page rps / health/live rps', c, find('tickets.list'), live, rps, null, 'req/s'),
+      ratio(
+        'orders page rps / health/live rps',
+        c,
+        find('provisioning_orders.list'),
+        live,
+        rps,
+        null,
+        'req/s',
+      ),
+      ratio('ledger page rps / health/live rps', c, find('ledger.list'), live, rps, null, 'req/s'),
+      ratio(
+        'events by subject rps / health/live rps',
+        c,
+        find('events.by_subject'),
+        live,
+        rps,
+        null,
+        'req/s',
+      ),
     ];
-    for (const candidate of candidates) if (candidate) ratios.push(candidate);
+    for (const candidate of candidates) {
+      if (candidate) {
+        ratios.push(candidate);
+      }
+    }
   }
   return ratios;
 }

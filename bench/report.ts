@@ -47,7 +47,9 @@ export interface CpuSnapshot {
 export function cpuUse(before: CpuSnapshot, after: CpuSnapshot, requests: number): CpuUse {
   const wallMs = Math.max(1, after.at - before.at);
   let databaseMs = 0;
-  for (const [pid, ms] of after.database) databaseMs += Math.max(0, ms - (before.database.get(pid) ?? 0));
+  for (const [pid, ms] of after.database) {
+    databaseMs += Math.max(0, ms - (before.database.get(pid) ?? 0));
+  }
   const serverMs = after.server - before.server;
   return {
     serverCores: serverMs / wallMs,
@@ -67,7 +69,9 @@ export function measurementOf(
   cpu: CpuUse,
 ): Measurement {
   const codes: Record<string, number> = {};
-  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) codes[code] = count ?? 0;
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) {
+    codes[code] = count ?? 0;
+  }
   return {
     case: name,
     label,
@@ -194,7 +198,9 @@ export function queryTable(counts: QueryCount[]): string {
 /** A statement's verb and main table, e.g. `SELECT api_tokens` or `INSERT subscribers`. */
 export function shortStatement(text: string): string {
   const verb = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? '?';
-  if (['START', 'BEGIN', 'COMMIT', 'ROLLBACK'].includes(verb)) return verb === 'START' ? 'BEGIN' : verb;
+  if (['START', 'BEGIN', 'COMMIT', 'ROLLBACK'].includes(verb)) {
+    return verb === 'START' ? 'BEGIN' : verb;
+  }
   const table = /\b(?:FROM|INTO|UPDATE)\s+"?(\w+)"?/i.exec(text)?.[1] ?? '';
   const lock = /FOR UPDATE|FOR NO KEY UPDATE/i.test(text) ? ' FOR UPDATE' : '';
   const upsert = /ON CONFLICT/i.test(text) ? ' ON CONFLICT' : '';

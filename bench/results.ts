@@ -73,6 +73,7 @@ export async function reportResults(
   log(
     `\nResults (${options.embedded ? 'embedded PGlite' : 'PostgreSQL'}; ${environment.cpus}; node ${process.version} ` +
       `${environment.serverNodeFlags.join(' ')}; ` +
+      (options.instances > 1 ? `${options.instances} server instances, connections round-robin; ` : '') +
       `commit ${environment.commit}):`,
   );
   log(measurementTable(measurements));
@@ -83,7 +84,7 @@ export async function reportResults(
   );
   log(targetTable(targets));
   log(
-    `\nServer peak RSS (VmHWM, whole run): ${peakRssMb.toFixed(0)} MB` +
+    `\nServer peak RSS (VmHWM, whole run${options.instances > 1 ? ', the largest instance' : ''}): ${peakRssMb.toFixed(0)} MB` +
       (embeddedRssMb !== null ? `; the PGlite process: ${embeddedRssMb.toFixed(0)} MB` : ''),
   );
   for (const plan of plans) {

@@ -7,9 +7,10 @@
  *   (c) baseline.framework  bench/framework-floor-server.ts: a bare Nest + Express app with the stock ValidationPipe,
  *                           the app's CreateSubscriberDto and the same INSERT (the floor of the app's own stack)
  *   (b) health.live         GET /health/live of the server under test (the framework's ceiling)
- * Cases against them: subscribers.create (+ _idempotent), subscribers.get, subscribers.list_first/_deep,
- * events.list_first/_deep, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one
- * bill run over 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s.
+ * Cases against them: subscribers.create (+ _idempotent), tickets.create, services.create, subscribers.get,
+ * subscribers.list_first/_deep, events.list_first/_deep, events.by_subject, tickets.list, provisioning_orders.list,
+ * ledger.list, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one bill run over
+ * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s.
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -24,6 +25,8 @@
  *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
  *   --cpu-prof          profile the server under test (.cpuprofile under bench/results/profiles/)
+ *   --instances <n>     n server processes on the same database, autocannon's connections spread over them
+ *                       round-robin (1; the baselines stay one process each)
  *
  * Speed is never asserted in the test suite: every figure here is a ratio against a baseline of the same run.
  *
@@ -38,7 +41,14 @@ import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
-import { cursorAt, ensureDatabase, prepareDatabase, resetSchema, sampleSubscriberIds } from './database';
+import {
+  cursorAt,
+  ensureDatabase,
+  prepareDatabase,
+  resetSchema,
+  sampleSubscriberIds,
+  waitForOpenOrders,
+} from './database';
 import { measure, type ServedBy } from './load';
 import { parseOptions } from './options';
 import {
@@ -48,12 +58,14 @@ import {
   type ServerUnderTest,
   startBaseline,
   startEmbeddedDatabase,
-  startServer,
+  startServers,
 } from './processes';
 import { log, queryTable } from './report';
 import { reportResults } from './results';
 
 const GET_IDS = 5_000;
+/** After services.create: how long to wait for the provisioning worker to carry out the orders it queued. */
+const PROVISIONING_SETTLE_MS = 120_000;
 /** How deep into the list the deep cursor points, as a share of the seeded rows (900,000 of 1,000,000). */
 const DEEP_SHARE = 0.9;
 
@@ -64,7 +76,9 @@ async function main(): Promise<void> {
   mkdirSync(resultsDir, { recursive: true });
   const stamp = runStarted.toISOString().replace(/[:.]/g, '-');
   const profileDir = options.cpuProf ? join(resultsDir, 'profiles', stamp) : null;
-  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  if (profileDir) {
+    mkdirSync(profileDir, { recursive: true });
+  }
 
   let embedded: EmbeddedDatabase | null = null;
   let server: ServerUnderTest | null = null;
@@ -97,22 +111,30 @@ async function main(): Promise<void> {
     }
     db = new Client({ connectionString: databaseUrl });
     await db.connect();
-    if (!options.reuse) await resetSchema(db);
+    if (!options.reuse) {
+      await resetSchema(db);
+    }
 
     const logFile = join(resultsDir, `server-${stamp}.log`);
     // The app's own pool size; on the embedded database one connection, as the app uses when it starts PGlite itself
     // (pglite-socket interleaves the statements of concurrent connections).
     const poolMax = options.embedded ? 1 : Number(process.env.DATABASE_POOL_MAX ?? 20);
-    server = await startServer({
-      databaseUrl,
-      poolMax,
-      bootstrapToken: BOOTSTRAP_TOKEN,
-      logFile,
-      cpuProfDir: profileDir,
-    });
-    log(`Server under test: node dist/main.js, pid ${server.pid}, ${server.baseUrl} (log: ${logFile})`);
+    server = await startServers(
+      {
+        databaseUrl,
+        poolMax,
+        bootstrapToken: BOOTSTRAP_TOKEN,
+        logFile,
+        cpuProfDir: profileDir,
+      },
+      options.instances,
+    );
+    log(
+      `Server under test: node dist/main.js, ${options.instances === 1 ? 'pid' : `${options.instances} instances, pids`} ` +
+        `${server.pids.join(', ')}, ${server.baseUrls.join(', ')} (log: ${logFile})`,
+    );
 
-    const { tenantId, billing, seededRows } = await prepareDatabase(db, options);
+    const { tenantId, billing, domain, seededRows } = await prepareDatabase(db, options);
     const deepPosition = Math.floor(seededRows * DEEP_SHARE);
     const subscribersDeep = await cursorAt(db, 'subscribers', tenantId, deepPosition);
     const eventsDeep = await cursorAt(db, 'events', tenantId, deepPosition);
@@ -120,12 +142,20 @@ async function main(): Promise<void> {
       `Deep cursors at position ${deepPosition.toLocaleString('en-US')} of ${seededRows.toLocaleString('en-US')}: ` +
         `subscriber ${subscribersDeep.id} (${subscribersDeep.createdAt.toISOString()}), event ${eventsDeep.id}`,
     );
+    const client = db;
     const fixtures: Fixtures = {
       tenantId,
       getIds: await sampleSubscriberIds(db, tenantId, seededRows, GET_IDS),
       subscribersDeepCursor: subscribersDeep.cursor,
       eventsDeepCursor: eventsDeep.cursor,
       billing,
+      domain,
+      provisioningSettled: async () => {
+        const left = await waitForOpenOrders(client, tenantId, PROVISIONING_SETTLE_MS);
+        if (left > 0) {
+          log(`  (${left} provisioning orders still open after ${PROVISIONING_SETTLE_MS / 1000} s)`);
+        }
+      },
     };
 
     baseline = await startBaseline('insert', databaseUrl, tenantId, poolMax);
@@ -164,7 +194,9 @@ async function main(): Promise<void> {
     if (!options.only || options.only.includes('billing.run')) {
       await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
     }
-    if (profileDir) log(`CPU profile of the server: ${profileDir} (written when it stops)`);
+    if (profileDir) {
+      log(`CPU profile of the server: ${profileDir} (written when it stops)`);
+    }
   } finally {
     await stopAll();
   }
