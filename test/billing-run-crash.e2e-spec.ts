@@ -1,10 +1,9 @@
-import { Client } from 'pg';
 import request from 'supertest';
-import { expectList } from './support/envelope';
 import { bearer } from './support/factories';
 import { type BillingRunServer, startBillingRunServer } from './support/billing-run-process';
 import { BOOTSTRAP_TOKEN, uniqueSlug } from './support/test-app';
 import { eventually } from './support/webhook-receiver';
+import { listAllAt, queryAt } from './support/remote';
 
 /**
  * Issue #16: a bill run survives the crash of the process carrying it out. The server runs as a child process
@@ -82,16 +81,6 @@ function databaseUrl(): string {
   return url;
 }
 
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 /** Tenant `slug` and an admin token of it, through the bootstrap token. */
 async function createTenant(url: string, slug: string): Promise<{ id: string; token: string }> {
   const tenant = await request(url)
@@ -133,22 +122,6 @@ async function createMany(
     out.push(...answers);
   }
   return out;
-}
-
-/** Every record of a list route, page by page (100 at a time). */
-async function listAll<T>(url: string, token: string, path: string, filter: Record<string, string> = {}) {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await request(url)
-      .get(path)
-      .query({ ...filter, limit: 100, ...(cursor ? { starting_after: cursor } : {}) })
-      .set(bearer(token));
-    expectList(res);
-    items.push(...(res.body.data as T[]));
-    cursor = res.body.meta.pagination.next_cursor as string | null;
-  } while (cursor);
-  return items;
 }
 
 async function getRun(url: string, token: string, id: string): Promise<BillingRun> {
@@ -253,7 +226,7 @@ describe('A bill run across a crash of its worker', () => {
     }));
     await eventually(
       async () => {
-        const active = await listAll<{ id: string }>(first.url, tenant.token, '/api/v1/services', {
+        const active = await listAllAt<{ id: string }>(first.url, tenant.token, '/api/v1/services', {
           status: 'active',
         });
         return active.length === SUBSCRIBERS ? true : undefined;
@@ -269,7 +242,7 @@ describe('A bill run across a crash of its worker', () => {
       const seen = await getRun(first.url, tenant.token, run.id);
       if (seen.status !== 'running') {
         // Not meant to happen: the run is held 400 ms a batch for 12 batches. Say why it ended.
-        const failed = await listAll(first.url, tenant.token, '/api/v1/events', {
+        const failed = await listAllAt(first.url, tenant.token, '/api/v1/events', {
           type: 'billing_run.failed',
         });
         throw new Error(
@@ -288,17 +261,17 @@ describe('A bill run across a crash of its worker', () => {
     expect(heldAtKill.length).toBe(BATCH_SIZE);
 
     // The state the crash left, read from the database while no server runs.
-    const [runAtKill] = await query<{ status: string; subscribers_billed: number; invoices_created: number }>(
-      db,
-      'SELECT status, subscribers_billed, invoices_created FROM billing_runs WHERE id = $1',
-      [run.id],
-    );
-    const atKill = await query<{ subscriber_id: string; number: number }>(
+    const [runAtKill] = await queryAt<{
+      status: string;
+      subscribers_billed: number;
+      invoices_created: number;
+    }>(db, 'SELECT status, subscribers_billed, invoices_created FROM billing_runs WHERE id = $1', [run.id]);
+    const atKill = await queryAt<{ subscriber_id: string; number: number }>(
       db,
       'SELECT subscriber_id, number FROM invoices WHERE tenant_id = $1 ORDER BY number',
       [tenant.id],
     );
-    const [counterAtKill] = await query<{ last_number: number }>(
+    const [counterAtKill] = await queryAt<{ last_number: number }>(
       db,
       'SELECT last_number FROM invoice_counters WHERE tenant_id = $1',
       [tenant.id],
@@ -338,12 +311,12 @@ describe('A bill run across a crash of its worker', () => {
     expect([...billedBySecond].sort()).toEqual(subscriberIds.filter((id) => !billedAtKill.includes(id)));
     expect(heldAtKill.filter((id) => !billedBySecond.includes(id))).toEqual([]);
     // The run's figures, over all runs of the tenant: one run, 60 billed.
-    const runs = await listAll<BillingRun>(second.url, tenant.token, '/api/v1/billing-runs');
+    const runs = await listAllAt<BillingRun>(second.url, tenant.token, '/api/v1/billing-runs');
     expect(runs.map((each) => each.id)).toEqual([run.id]);
     expect(runs.reduce((total, each) => total + each.subscribers_billed, 0)).toBe(SUBSCRIBERS);
 
     // One invoice per subscriber for the period, numbered 1..60 without a gap or a repeat.
-    const invoices = await listAll<Invoice>(second.url, tenant.token, '/api/v1/invoices');
+    const invoices = await listAllAt<Invoice>(second.url, tenant.token, '/api/v1/invoices');
     expect(repeats(invoices.map((invoice) => invoice.subscriber_id))).toEqual({});
     expect(invoices.map((invoice) => invoice.subscriber_id).sort()).toEqual(subscriberIds);
     expect(repeats(invoices.map((invoice) => invoice.number))).toEqual({});
@@ -374,7 +347,7 @@ describe('A bill run across a crash of its worker', () => {
 
     // Each subscriber's invoices filtered by subscriber_id: exactly its one; its balance and ledger carry it once.
     for (const subscriberId of subscriberIds) {
-      const own = await listAll<Invoice>(second.url, tenant.token, '/api/v1/invoices', {
+      const own = await listAllAt<Invoice>(second.url, tenant.token, '/api/v1/invoices', {
         subscriber_id: subscriberId,
       });
       expect({ subscriberId, invoices: own.length }).toEqual({ subscriberId, invoices: 1 });
@@ -386,7 +359,7 @@ describe('A bill run across a crash of its worker', () => {
         (row) => row.currency === 'EUR',
       );
       expect({ subscriberId, balance: eur?.balance }).toEqual({ subscriberId, balance: own[0].total });
-      const ledger = await listAll<LedgerEntry>(
+      const ledger = await listAllAt<LedgerEntry>(
         second.url,
         tenant.token,
         `/api/v1/subscribers/${subscriberId}/ledger`,
@@ -403,7 +376,7 @@ describe('A bill run across a crash of its worker', () => {
     // The event log: one invoice.created and one invoice.finalized per invoice, one billing_run.completed.
     const invoiceIds = invoices.map((invoice) => invoice.id).sort();
     for (const type of ['invoice.created', 'invoice.finalized']) {
-      const events = await listAll<{ subject_id: string }>(second.url, tenant.token, '/api/v1/events', {
+      const events = await listAllAt<{ subject_id: string }>(second.url, tenant.token, '/api/v1/events', {
         type,
       });
       expect({ type, subjects: events.map((event) => event.subject_id).sort() }).toEqual({
@@ -411,7 +384,7 @@ describe('A bill run across a crash of its worker', () => {
         subjects: invoiceIds,
       });
     }
-    const completed = await listAll<{ subject_id: string }>(second.url, tenant.token, '/api/v1/events', {
+    const completed = await listAllAt<{ subject_id: string }>(second.url, tenant.token, '/api/v1/events', {
       type: 'billing_run.completed',
     });
     expect(completed.map((event) => event.subject_id)).toEqual([run.id]);
@@ -427,9 +400,9 @@ describe('A bill run across a crash of its worker', () => {
       credits_created: 0,
       errors: [],
     });
-    const allRuns = await listAll<BillingRun>(second.url, tenant.token, '/api/v1/billing-runs');
+    const allRuns = await listAllAt<BillingRun>(second.url, tenant.token, '/api/v1/billing-runs');
     expect(allRuns.reduce((total, each) => total + each.subscribers_billed, 0)).toBe(SUBSCRIBERS);
-    expect(await listAll<Invoice>(second.url, tenant.token, '/api/v1/invoices')).toHaveLength(SUBSCRIBERS);
+    expect(await listAllAt<Invoice>(second.url, tenant.token, '/api/v1/invoices')).toHaveLength(SUBSCRIBERS);
 
     expect(await second.stop('SIGTERM')).toBe('0');
   }, 90_000);

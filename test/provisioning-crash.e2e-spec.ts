@@ -1,7 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { Client } from 'pg';
 import request from 'supertest';
-import { expectList } from './support/envelope';
 import { bearer } from './support/factories';
 import {
   type ProvisioningServer,
@@ -11,6 +9,7 @@ import {
 } from './support/provisioning-process';
 import { BOOTSTRAP_TOKEN, uniqueSlug } from './support/test-app';
 import { eventually } from './support/webhook-receiver';
+import { listAllAt, queryAt, radiusRowsAt } from './support/remote';
 
 /**
  * Issue: provisioning orders survive a crash of their worker and are shared by several instances, each carried out
@@ -53,16 +52,6 @@ function databaseUrl(): string {
     throw new Error('DATABASE_URL is not set: the global setup provides it');
   }
   return url;
-}
-
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
 }
 
 /** Tenant `slug` and an admin token of it, through the bootstrap token. */
@@ -141,28 +130,12 @@ async function orderServices(
   return { services, orders };
 }
 
-/** Every record of a list route, page by page (100 at a time). */
-async function listAll<T>(url: string, token: string, path: string, filter: Record<string, string> = {}) {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await request(url)
-      .get(path)
-      .query({ ...filter, limit: 100, ...(cursor ? { starting_after: cursor } : {}) })
-      .set(bearer(token));
-    expectList(res);
-    items.push(...(res.body.data as T[]));
-    cursor = res.body.meta.pagination.next_cursor as string | null;
-  } while (cursor);
-  return items;
-}
-
 /** Waits until none of the tenant's orders is open, and answers them all; fails at once when one has failed. */
 async function ordersEnded(url: string, token: string, count: number, timeoutMs: number): Promise<Order[]> {
   let last: Order[] = [];
   return eventually(
     async () => {
-      last = await listAll<Order>(url, token, '/api/v1/provisioning-orders');
+      last = await listAllAt<Order>(url, token, '/api/v1/provisioning-orders');
       const failed = last.filter((order) => order.status === 'failed');
       if (failed.length > 0) {
         throw new Error(`orders failed: ${JSON.stringify(failed)}`);
@@ -183,40 +156,8 @@ async function ordersEnded(url: string, token: string, count: number, timeoutMs:
 
 /** The subject ids of the tenant's events of `type`, sorted, repeats kept. */
 async function subjectsOf(url: string, token: string, type: string): Promise<string[]> {
-  const events = await listAll<Event>(url, token, '/api/v1/events', { type });
+  const events = await listAllAt<Event>(url, token, '/api/v1/events', { type });
   return events.map((event) => event.subject_id).sort();
-}
-
-/** Each radius username's radcheck and radreply rows, as "attribute op value" lines, sorted. */
-async function radiusRows(
-  url: string,
-  usernames: string[],
-): Promise<Record<string, { check: string[]; reply: string[]; groups: string[] }>> {
-  const rows: Record<string, { check: string[]; reply: string[]; groups: string[] }> = {};
-  for (const username of usernames) {
-    rows[username] = { check: [], reply: [], groups: [] };
-  }
-  const tables = [
-    ['check', 'SELECT username, attribute, op, value FROM radcheck WHERE username = ANY($1)'],
-    ['reply', 'SELECT username, attribute, op, value FROM radreply WHERE username = ANY($1)'],
-    [
-      'groups',
-      "SELECT username, groupname AS attribute, '' AS op, priority::text AS value FROM radusergroup WHERE username = ANY($1)",
-    ],
-  ] as const;
-  for (const [part, sql] of tables) {
-    const found = await query<{ username: string; attribute: string; op: string; value: string }>(url, sql, [
-      usernames,
-    ]);
-    for (const row of found) {
-      rows[row.username][part].push(`${row.attribute} ${row.op} ${row.value}`);
-    }
-  }
-  for (const username of usernames) {
-    rows[username].check.sort();
-    rows[username].reply.sort();
-  }
-  return rows;
 }
 
 /** What radius-sql must leave for an active service of PLAN without a static address. */
@@ -293,7 +234,7 @@ describe('Provisioning orders across a crash and across instances', () => {
     // Some orders are recorded, and the next ones are written to RADIUS and held: kill now.
     await eventually(
       async () => {
-        const done = await listAll<Order>(first.url, tenant.token, '/api/v1/provisioning-orders', {
+        const done = await listAllAt<Order>(first.url, tenant.token, '/api/v1/provisioning-orders', {
           status: 'completed',
         });
         const applied = first.applied().filter((id) => orderIds.includes(id));
@@ -305,7 +246,7 @@ describe('Provisioning orders across a crash and across instances', () => {
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
 
     // The state the crash left: read from the database, since no server is running.
-    const atKill = await query<{ id: string; status: string; attempts: number }>(
+    const atKill = await queryAt<{ id: string; status: string; attempts: number }>(
       db,
       'SELECT id, status, attempts FROM provisioning_orders WHERE tenant_id = $1',
       [tenant.id],
@@ -353,12 +294,12 @@ describe('Provisioning orders across a crash and across instances', () => {
     expect(await subjectsOf(second.url, tenant.token, 'service.activated')).toEqual(serviceIds);
     expect(await subjectsOf(second.url, tenant.token, 'provisioning_order.failed')).toEqual([]);
 
-    const after = await listAll<Service>(second.url, tenant.token, '/api/v1/services');
+    const after = await listAllAt<Service>(second.url, tenant.token, '/api/v1/services');
     expect(after.map((service) => service.id).sort()).toEqual(serviceIds);
     expect(after.filter((service) => service.status !== 'active' || !service.activated_at)).toEqual([]);
 
     // RADIUS: each username exactly once, applying an order twice left the rows of applying it once.
-    const rows = await radiusRows(
+    const rows = await radiusRowsAt(
       db,
       services.map((service) => service.radius_username),
     );
@@ -421,10 +362,12 @@ describe('Provisioning orders across a crash and across instances', () => {
     expect(await subjectsOf(second.url, tenant.token, 'provisioning_order.completed')).toEqual(orderIds);
     expect(await subjectsOf(first.url, tenant.token, 'service.activated')).toEqual(serviceIds);
     expect(await subjectsOf(second.url, tenant.token, 'provisioning_order.failed')).toEqual([]);
-    const after = await listAll<Service>(second.url, tenant.token, '/api/v1/services', { status: 'active' });
+    const after = await listAllAt<Service>(second.url, tenant.token, '/api/v1/services', {
+      status: 'active',
+    });
     expect(after.map((service) => service.id).sort()).toEqual(serviceIds);
 
-    const rows = await radiusRows(
+    const rows = await radiusRowsAt(
       db,
       services.map((service) => service.radius_username),
     );

@@ -3,9 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { Client } from 'pg';
 import request from 'supertest';
-import { expectList } from '../support/envelope';
 import { bearer } from '../support/factories';
 import { startThrowawayCluster, type ThrowawayCluster } from '../support/provisioning-process';
 import { BOOTSTRAP_TOKEN, uniqueSlug } from '../support/test-app';
@@ -18,6 +16,7 @@ import {
 } from '../support/webhook-receiver';
 import { type CrashDatabase, type CrashServer, openDatabase, startCrashServer } from './support/crash-server';
 import { recordSecrets } from './support/log-capture';
+import { listAllAt, queryAt, radiusRowsAt } from '../support/remote';
 
 /**
  * Issue 18 item 3: the server is SIGKILLed in the middle of a mixed burst and restarted on the same data, on the
@@ -227,32 +226,6 @@ async function must(url: string, token: string, path: string, body: Data, status
   return res.body.data as Data;
 }
 
-/** Every record of a list route, page by page (100 at a time). */
-async function listAll<T>(url: string, token: string, path: string, filter: Record<string, string> = {}) {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await request(url)
-      .get(path)
-      .query({ ...filter, limit: 100, ...(cursor ? { starting_after: cursor } : {}) })
-      .set(bearer(token));
-    expectList(res);
-    items.push(...(res.body.data as T[]));
-    cursor = res.body.meta.pagination.next_cursor as string | null;
-  } while (cursor);
-  return items;
-}
-
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 /** `items` through `work`, `parallel` at a time. */
 async function inParallel<T, R>(items: T[], parallel: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -351,7 +324,7 @@ async function buildWorld(url: string, slug: string, receiver: WebhookReceiver):
   });
   const token = issued.token as string;
   recordSecrets(token);
-  const events = await listAll<Event>(url, token, '/api/v1/events');
+  const events = await listAllAt<Event>(url, token, '/api/v1/events');
   const webhook = await must(url, token, '/api/v1/webhooks', { url: receiver.url, events: ['*'] });
   recordSecrets(webhook.secret as string);
 
@@ -415,7 +388,7 @@ async function buildWorld(url: string, slug: string, receiver: WebhookReceiver):
   ).map((invoice) => invoice.id as string);
   await eventually(
     async () => {
-      const active = await listAll<Service>(url, token, '/api/v1/services', { status: 'active' });
+      const active = await listAllAt<Service>(url, token, '/api/v1/services', { status: 'active' });
       return active.length === BILLED + NETWORK_SUBSCRIBERS ? true : undefined;
     },
     60_000,
@@ -542,35 +515,6 @@ function killInBatchWhen(server: CrashServer, missing: () => string[], timeoutMs
   });
 }
 
-/** What FreeRADIUS would read for each username: "attribute op value" lines of each table, sorted. */
-async function radiusRows(url: string, usernames: string[]) {
-  const rows: Record<string, { check: string[]; reply: string[]; groups: string[] }> = {};
-  for (const username of usernames) {
-    rows[username] = { check: [], reply: [], groups: [] };
-  }
-  const tables = [
-    ['check', 'SELECT username, attribute, op, value FROM radcheck WHERE username = ANY($1)'],
-    ['reply', 'SELECT username, attribute, op, value FROM radreply WHERE username = ANY($1)'],
-    [
-      'groups',
-      "SELECT username, groupname AS attribute, ':' AS op, priority::text AS value FROM radusergroup WHERE username = ANY($1)",
-    ],
-  ] as const;
-  for (const [part, sql] of tables) {
-    const found = await query<{ username: string; attribute: string; op: string; value: string }>(url, sql, [
-      usernames,
-    ]);
-    for (const row of found) {
-      rows[row.username][part].push(`${row.attribute} ${row.op} ${row.value}`);
-    }
-  }
-  for (const username of usernames) {
-    rows[username].check.sort();
-    rows[username].reply.sort();
-  }
-  return rows;
-}
-
 /** The rows one application of the service's last order leaves (docs/network.md). */
 function expectedRows(service: Service, password: string | undefined) {
   const check = [`Cleartext-Password := ${password}`];
@@ -619,18 +563,18 @@ async function readStateAtKill(db: CrashDatabase, world: World): Promise<StateAt
   const open = await openDatabase(db);
   try {
     const ids = async (sql: string, params: unknown[]) =>
-      (await query<{ id: string }>(open.url, sql, params)).map((row) => row.id);
+      (await queryAt<{ id: string }>(open.url, sql, params)).map((row) => row.id);
     return {
       events: await ids('SELECT id FROM events WHERE tenant_id = $1', [world.tenantId]),
       owed: await ids(
         "SELECT event_id AS id FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND status = 'pending'",
         [world.tenantId, world.webhookId],
       ),
-      orders: await query(open.url, 'SELECT id, status FROM provisioning_orders WHERE tenant_id = $1', [
+      orders: await queryAt(open.url, 'SELECT id, status FROM provisioning_orders WHERE tenant_id = $1', [
         world.tenantId,
       ]),
       runs: (
-        await query<{ status: string; subscribers_billed: number; subscribers_due: number }>(
+        await queryAt<{ status: string; subscribers_billed: number; subscribers_due: number }>(
           open.url,
           'SELECT status, subscribers_billed, subscribers_due FROM billing_runs WHERE tenant_id = $1',
           [world.tenantId],
@@ -689,7 +633,7 @@ async function balanceProblems(
   const problems: string[] = [];
   await inParallel(subscriberIds, 4, async (subscriberId) => {
     const ledger = (
-      await listAll<LedgerEntry>(url, token, `/api/v1/subscribers/${subscriberId}/ledger`)
+      await listAllAt<LedgerEntry>(url, token, `/api/v1/subscribers/${subscriberId}/ledger`)
     ).reverse();
     let running = 0;
     for (const entry of ledger) {
@@ -863,7 +807,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
     );
     const orders = await eventually(
       async () => {
-        const all = await listAll<Order>(second.url, world.token, '/api/v1/provisioning-orders');
+        const all = await listAllAt<Order>(second.url, world.token, '/api/v1/provisioning-orders');
         return all.every((order) => ['completed', 'failed', 'cancelled'].includes(order.status))
           ? all
           : undefined;
@@ -871,7 +815,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
       60_000,
       'every order ended',
     );
-    const events = await listAll<Event>(second.url, world.token, '/api/v1/events');
+    const events = await listAllAt<Event>(second.url, world.token, '/api/v1/events');
     const eventIds = new Set(events.map((event) => event.id));
     expect(atKill.events.filter((id) => !eventIds.has(id))).toEqual([]);
     const owed = events.filter((event) => !world.eventsBefore.has(event.id)).map((event) => event.id);
@@ -888,7 +832,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
 
     // 7a. Every 2xx before the kill is there, and each key made exactly one record.
     expect(await missingRecords(second.url, world.token, answered)).toEqual([]);
-    const subscribers = await listAll<{ id: string; full_name: string }>(
+    const subscribers = await listAllAt<{ id: string; full_name: string }>(
       second.url,
       world.token,
       '/api/v1/subscribers',
@@ -902,7 +846,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
       burst.sent.filter((sent) => sent.stream === 'subscriber').length,
     );
     const transactions = await inParallel(
-      await listAll<Transaction>(second.url, world.token, '/api/v1/transactions'),
+      await listAllAt<Transaction>(second.url, world.token, '/api/v1/transactions'),
       4,
       (txn) => get<Transaction>(second.url, world.token, `/api/v1/transactions/${txn.id}`),
     );
@@ -910,7 +854,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
     expect(sorted(transactions.map((txn) => txn.id))).toEqual(
       sorted(finals('payment').map((s) => idsOf(s)[0])),
     );
-    const services = await listAll<Service>(second.url, world.token, '/api/v1/services');
+    const services = await listAllAt<Service>(second.url, world.token, '/api/v1/services');
     const burstServices = services.filter((service) => service.pppoe_username.startsWith('burst'));
     expect(repeats(burstServices.map((service) => service.pppoe_username))).toEqual({});
     expect(sorted(burstServices.map((service) => service.id))).toEqual(
@@ -921,7 +865,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
     expect(sorted(suspendOrders.map((order) => order.id))).toEqual(
       sorted(finals('suspend').map((s) => idsOf(s)[0])),
     );
-    const runs = await listAll<BillingRun>(second.url, world.token, '/api/v1/billing-runs');
+    const runs = await listAllAt<BillingRun>(second.url, world.token, '/api/v1/billing-runs');
     expect(runs.map((each) => each.id)).toEqual([runId]);
     const allocationsByPayment = new Map<string, string[]>();
     for (const sent of finals('allocation')) {
@@ -938,7 +882,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
 
     // 7b. No half-written change: money.
     const invoices = await inParallel(
-      await listAll<Invoice>(second.url, world.token, '/api/v1/invoices'),
+      await listAllAt<Invoice>(second.url, world.token, '/api/v1/invoices'),
       4,
       (invoice) => get<Invoice>(second.url, world.token, `/api/v1/invoices/${invoice.id}`),
     );
@@ -1035,7 +979,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
     expect(repeats(invoices.map((invoice) => String(invoice.number)))).toEqual({});
 
     // Every delivery of the subscription succeeded: one per owed event, none left pending or failed.
-    const deliveries = await listAll<{ event_id: string; status: string }>(
+    const deliveries = await listAllAt<{ event_id: string; status: string }>(
       second.url,
       world.token,
       '/api/v1/webhook-deliveries',
@@ -1055,7 +999,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
     // 8. Read from the database: the RADIUS rows and the billed periods.
     const open = await openDatabase(db);
     try {
-      const rows = await radiusRows(
+      const rows = await radiusRowsAt(
         open.url,
         services.map((service) => service.radius_username),
       );
@@ -1074,7 +1018,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
           })
           .map((got) => got.username),
       ).toEqual([]);
-      const periods = await query<{ subscriber_id: string; invoice_id: string | null }>(
+      const periods = await queryAt<{ subscriber_id: string; invoice_id: string | null }>(
         open.url,
         'SELECT subscriber_id, invoice_id FROM billing_periods WHERE tenant_id = $1',
         [world.tenantId],

@@ -8,14 +8,13 @@ import { createWebhook, eventually, verifies, WebhookReceiver } from '../support
 import {
   createTenant,
   ensure,
-  listAll,
   post,
   postMany,
-  query,
   repeats,
   tally,
   type Tenant,
 } from './support/instances-client';
+import { listAllAt, queryAt } from '../support/remote';
 import { recordSecrets } from './support/log-capture';
 import { type Instance, startInstance } from './support/instances-process';
 
@@ -148,7 +147,7 @@ async function ordersEnded(url: string, token: string, count: number): Promise<O
   let last: Order[] = [];
   return eventually(
     async () => {
-      last = await listAll<Order>(url, token, '/api/v1/provisioning-orders');
+      last = await listAllAt<Order>(url, token, '/api/v1/provisioning-orders');
       const failed = last.filter((order) => order.status === 'failed');
       if (failed.length > 0) {
         throw new Error(`orders failed: ${JSON.stringify(failed)}`);
@@ -184,7 +183,7 @@ async function runEnded(url: string, token: string, id: string): Promise<Billing
 
 /** The subject ids of the tenant's events of `type`, sorted, repeats kept. */
 async function subjectsOf(url: string, token: string, type: string): Promise<string[]> {
-  const events = await listAll<EventRecord>(url, token, '/api/v1/events', { type });
+  const events = await listAllAt<EventRecord>(url, token, '/api/v1/events', { type });
   return sorted(events.map((event) => event.subject_id));
 }
 
@@ -257,7 +256,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
   afterAll(async () => {
     // No subscription of this suite may outlive it: a later suite's worker would keep sending to a closed port.
     for (const { token } of a ? tenants : []) {
-      const hooks = await listAll<{ id: string }>(a.url, token, '/api/v1/webhooks').catch(() => []);
+      const hooks = await listAllAt<{ id: string }>(a.url, token, '/api/v1/webhooks').catch(() => []);
       for (const hook of hooks) {
         await request(a.url).delete(`/api/v1/webhooks/${hook.id}`).set(bearer(token));
       }
@@ -357,7 +356,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     }
 
     const id = original.body.data.id as string;
-    const subscribers = await listAll<{ id: string }>(b.url, token, '/api/v1/subscribers');
+    const subscribers = await listAllAt<{ id: string }>(b.url, token, '/api/v1/subscribers');
     expect(subscribers.map((subscriber) => subscriber.id)).toEqual([id]);
     expect(await subjectsOf(a.url, token, 'subscriber.created')).toEqual([id]);
     figures.idempotency =
@@ -402,7 +401,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
       }),
     );
     const eventIds = sorted(
-      (await listAll<EventRecord>(a.url, token, '/api/v1/events'))
+      (await listAllAt<EventRecord>(a.url, token, '/api/v1/events'))
         .filter((event) => event.type.startsWith('subscriber.'))
         .map((event) => event.id),
     );
@@ -411,7 +410,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     // Settled: no delivery of the tenant is pending any more (the failing one has used up its retries).
     const deliveries = await eventually(
       async () => {
-        const rows = await query<{ webhook_id: string; status: string; attempts: number; n: string }>(
+        const rows = await queryAt<{ webhook_id: string; status: string; attempts: number; n: string }>(
           db,
           `SELECT webhook_id, status, attempts, count(*) AS n FROM webhook_deliveries WHERE tenant_id = $1
             GROUP BY webhook_id, status, attempts ORDER BY webhook_id, status, attempts`,
@@ -560,7 +559,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     expect(await subjectsOf(a.url, token, 'provisioning_order.completed')).toEqual(orderIds);
     expect(await subjectsOf(b.url, token, 'service.activated')).toEqual(serviceIds);
     expect(await subjectsOf(a.url, token, 'service.suspended')).toEqual(serviceIds);
-    const suspended = await listAll<Service>(b.url, token, '/api/v1/services', { status: 'suspended' });
+    const suspended = await listAllAt<Service>(b.url, token, '/api/v1/services', { status: 'suspended' });
     expect(sorted(suspended.map((service) => service.id))).toEqual(serviceIds);
     figures.provisioning =
       `${orders.length} orders (${SERVICES - direct.length} suspensions by automation) applied once each ` +
@@ -623,7 +622,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     );
     await eventually(
       async () => {
-        const active = await listAll<Service>(a.url, token, '/api/v1/services', { status: 'active' });
+        const active = await listAllAt<Service>(a.url, token, '/api/v1/services', { status: 'active' });
         return active.length === BILLED ? true : undefined;
       },
       45_000,
@@ -681,7 +680,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     expect(sorted(twoBilled)).toEqual(sorted(subscriberIds));
 
     // One invoice per (subscriber, period), numbered without gap or repeat.
-    const invoices = await listAll<Invoice>(b.url, token, '/api/v1/invoices');
+    const invoices = await listAllAt<Invoice>(b.url, token, '/api/v1/invoices');
     const periodOf = (invoice: Invoice) =>
       [first, second].find((start) =>
         invoice.lines.some((line) => line.description.includes(`, ${start} to `)),
@@ -698,7 +697,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     // The two schedulers start one run a day for the tenant (it has services), whichever gets there first.
     const runs = await eventually(
       async () => {
-        const all = await listAll<BillingRun>(a.url, token, '/api/v1/billing-runs');
+        const all = await listAllAt<BillingRun>(a.url, token, '/api/v1/billing-runs');
         const scheduled = all.filter((run) => run.trigger === 'schedule');
         return scheduled.length > 0 && all.every((run) => run.status !== 'running') ? all : undefined;
       },

@@ -2,9 +2,7 @@
  * Small HTTP and SQL helpers for the several-instances spec: every request goes to a running instance by its base
  * address (`request(url)`), every SQL read to the shared database with a plain `pg` client.
  */
-import { Client } from 'pg';
 import request, { type Response } from 'supertest';
-import { expectList } from '../../support/envelope';
 import { bearer } from '../../support/factories';
 import { BOOTSTRAP_TOKEN } from '../../support/test-app';
 import { recordSecrets } from './log-capture';
@@ -58,27 +56,6 @@ export function post(
   return request(url).post(path).set(bearer(token)).set(headers).send(body);
 }
 
-/** Every record of a list route, page by page (100 at a time). */
-export async function listAll<T>(
-  url: string,
-  token: string,
-  path: string,
-  filter: Record<string, string> = {},
-) {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await request(url)
-      .get(path)
-      .query({ ...filter, limit: 100, ...(cursor ? { starting_after: cursor } : {}) })
-      .set(bearer(token));
-    expectList(res);
-    items.push(...(res.body.data as T[]));
-    cursor = res.body.meta.pagination.next_cursor as string | null;
-  } while (cursor);
-  return items;
-}
-
 /**
  * `count` POSTs, `parallel` at a time, request i to urls[i % urls.length]; each must answer `status`. Answers the
  * `data` of each, in order.
@@ -103,17 +80,6 @@ export async function postMany(
     out.push(...answers.map((res) => res.body.data as Body));
   }
   return out;
-}
-
-/** Rows of `sql` on the database at `url`, through a connection of its own. */
-export async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
 }
 
 /** How many times each value occurs. */
