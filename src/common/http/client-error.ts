@@ -1,8 +1,9 @@
+import type { NextFunction, Request, Response } from 'express';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { errorEnvelope } from '../envelope/envelope';
 import { newId } from '../ids';
-import type { NextFunction, Request, Response } from 'express';
-import { API_VERSION, errorEnvelope } from '../envelope/envelope';
+import { requestContext } from '../request-context';
 
 /**
  * What Node's HTTP parser refuses before any route runs (a malformed request line, header or framing; headers or a
@@ -29,11 +30,8 @@ export function answerClientErrors(server: Server): void {
               'The HTTP request is malformed (its request line, a header or its framing).',
             ];
     const requestId = newId('req');
-    const body = JSON.stringify({
-      success: false,
-      error: { code, message, field: null },
-      meta: { request_id: requestId, api_version: API_VERSION },
-    });
+    // No request has begun, so no context holds its id: the envelope is made inside one of its own.
+    const body = JSON.stringify(requestContext.run({ requestId }, () => errorEnvelope(code, message, null)));
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
