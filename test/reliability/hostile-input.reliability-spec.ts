@@ -71,6 +71,23 @@ function preview(body: Buffer | null): string {
   return body.length > 300 ? `${shown} …(${body.length} bytes)` : shown;
 }
 
+/** An empty report for `endpoint`, kept in the run's list (written to the summary file at the end). */
+function newReport(endpoint: string, seed: number): EndpointReport {
+  const report: EndpointReport = {
+    endpoint,
+    seed,
+    inputs: 0,
+    replays: 0,
+    statuses: {},
+    codes: {},
+    failures: 0,
+    defects: [],
+    ms: 0,
+  };
+  reports.push(report);
+  return report;
+}
+
 /** A stable per-endpoint seed, so adding an endpoint does not change what the others are sent. */
 function seedFor(key: string): number {
   let hash = SEED;
@@ -278,18 +295,7 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
 
   async function attack(endpoint: string, seed: number, inputs: Prepared[]): Promise<EndpointReport> {
     const started = Date.now();
-    const report: EndpointReport = {
-      endpoint,
-      seed,
-      inputs: 0,
-      replays: 0,
-      statuses: {},
-      codes: {},
-      failures: 0,
-      defects: [],
-      ms: 0,
-    };
-    reports.push(report);
+    const report = newReport(endpoint, seed);
     for (let i = 0; i < inputs.length; i += BATCH) {
       await verifiedBatch(report, inputs.slice(i, i + BATCH));
     }
@@ -418,18 +424,7 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
       ['an asterisk target', get('', '*')],
       ['a target without a slash', get('', 'api/v1/me')],
     ];
-    const report: EndpointReport = {
-      endpoint: '(server) oversized and malformed requests',
-      seed: 0,
-      inputs: 0,
-      replays: 0,
-      statuses: {},
-      codes: {},
-      failures: 0,
-      defects: [],
-      ms: 0,
-    };
-    reports.push(report);
+    const report = newReport('(server) oversized and malformed requests', 0);
     const started = Date.now();
     const before = await sums.current();
     for (const [label, bytes] of cases) {
