@@ -24,7 +24,24 @@ export interface BillingRunResult {
   met: { ratio: boolean; rss: boolean };
 }
 
-async function api(server: ServerUnderTest, path: string, init: RequestInit & { tenant?: string } = {}) {
+/** A rate against baseline (a)'s requests/s in the same run (its best connection count), and that ratio. */
+export function toBaselineA(
+  measurements: Measurement[],
+  perS: number,
+): { baselineRps: number; ratio: number } {
+  const baselineRps = Math.max(
+    0,
+    ...measurements.filter((m) => m.case === 'baseline.insert').map((m) => m.rps),
+  );
+  return { baselineRps, ratio: baselineRps > 0 ? perS / baselineRps : 0 };
+}
+
+/** A call of the server under test's API as the bench's admin, answering `data`; throws on a non-2xx. */
+export async function api(
+  server: ServerUnderTest,
+  path: string,
+  init: RequestInit & { tenant?: string } = {},
+) {
   const response = await fetch(`${server.baseUrl}/api/v1${path}`, {
     ...init,
     headers: {
@@ -120,12 +137,8 @@ export async function benchBillingRun(
   }
   const seconds =
     (Date.parse(current.completed_at as string) - Date.parse(current.created_at as string)) / 1000;
-  const baselineRps = Math.max(
-    0,
-    ...measurements.filter((m) => m.case === 'baseline.insert').map((m) => m.rps),
-  );
   const subscribersPerS = total / seconds;
-  const ratio = baselineRps > 0 ? subscribersPerS / baselineRps : 0;
+  const { baselineRps, ratio } = toBaselineA(measurements, subscribersPerS);
   const result: BillingRunResult = {
     subscribers: total,
     seconds,

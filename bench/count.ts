@@ -44,9 +44,9 @@ export interface Explained {
 
 async function explain(db: Client, benchCase: BenchCase, stats: StatementStat[]): Promise<Explained | null> {
   const table = benchCase.explain;
-  const statement = stats.find(
-    (stat) => stat.text.startsWith('SELECT') && stat.text.includes(`FROM "${table}"`),
-  );
+  // TypeORM quotes the table (`FROM "subscribers"`); the lists Postgres renders name it bare (`FROM subscribers s`).
+  const from = new RegExp(`FROM "?${table}"?[\\s)]`);
+  const statement = stats.find((stat) => stat.text.startsWith('SELECT') && from.test(stat.text));
   if (!statement) {
     return null;
   }

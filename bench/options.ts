@@ -10,6 +10,8 @@ export interface Options {
   rows: number;
   /** billing.run: subscribers billed by the one bill run (100,000; 10,000 with --quick). */
   billingSubscribers: number;
+  /** provisioning.run: activate orders the worker carries out (10,000). */
+  provisioningOrders: number;
   quick: boolean;
   only: string[] | null;
   reuse: boolean;
@@ -46,7 +48,16 @@ export function parseOptions(argv: string[]): Options {
     if (['embedded', 'quick', 'reuse', 'cpu-prof'].includes(name)) {
       flags.set(name, true);
     } else if (
-      ['duration', 'warmup', 'connections', 'rows', 'only', 'billing-subscribers', 'instances'].includes(name)
+      [
+        'duration',
+        'warmup',
+        'connections',
+        'rows',
+        'only',
+        'billing-subscribers',
+        'provisioning-orders',
+        'instances',
+      ].includes(name)
     ) {
       const value = inline ?? argv[++i];
       if (value === undefined) {
@@ -96,6 +107,7 @@ export function parseOptions(argv: string[]): Options {
     }),
     rows: Math.round(positive('rows', quick || embedded ? 100_000 : 1_000_000)),
     billingSubscribers: Math.round(positive('billing-subscribers', quick ? 10_000 : 100_000)),
+    provisioningOrders: Math.round(positive('provisioning-orders', 10_000)),
     only: text('only')?.split(',') ?? null,
     reuse: flags.has('reuse'),
     cpuProf: flags.has('cpu-prof'),

@@ -10,7 +10,9 @@
  * Cases against them: subscribers.create (+ _idempotent), tickets.create, services.create, subscribers.get,
  * subscribers.list_first/_deep, events.list_first/_deep, events.by_subject, tickets.list, provisioning_orders.list,
  * ledger.list, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one bill run over
- * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s.
+ * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s; then
+ * provisioning.run (bench/provisioning-run.ts): 10,000 activate orders (--provisioning-orders) carried out by the
+ * worker through radius-sql, as orders/s against the same.
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -21,8 +23,10 @@
  *   --connections <l>   comma-separated connection counts (32,64)
  *   --rows <n>          subscribers and events to seed (1,000,000; 100,000 with --embedded or --quick)
  *   --quick             smoke run: 3 s, 1 s warm-up, 64 connections, fewer cases, 100,000 rows
- *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run included)
+ *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run and
+ *                       provisioning.run included)
  *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
+ *   --provisioning-orders <n>  orders the provisioning.run case carries out (10,000)
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
  *   --cpu-prof          profile the server under test (.cpuprofile under bench/results/profiles/)
  *   --instances <n>     n server processes on the same database, autocannon's connections spread over them
@@ -39,6 +43,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
+import { benchProvisioningRun } from './provisioning-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
 import {
@@ -193,6 +198,9 @@ async function main(): Promise<void> {
     });
     if (!options.only || options.only.includes('billing.run')) {
       await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
+    }
+    if (!options.only || options.only.includes('provisioning.run')) {
+      await benchProvisioningRun(db, server, measurements, options.provisioningOrders, resultsDir, stamp);
     }
     if (profileDir) {
       log(`CPU profile of the server: ${profileDir} (written when it stops)`);

@@ -300,6 +300,17 @@ function cycle(values: string[], g = 'g'): string {
 const quoted = (values: string[]) => values.map((value) => `'${value}'`);
 
 /**
+ * A domain's rows (`rows / 10`) over the timeline, row g about a seeded subscriber spread evenly over the table
+ * (`subscriberId`: its id as SQL, with `$6`/`$7` the subscribers' timeline).
+ */
+function domainSpread(subscribers: SubscriberSeed) {
+  const total = Math.max(1, Math.floor(subscribers.total / DOMAIN_SHARE));
+  const stride = Math.max(1, Math.floor(subscribers.total / total));
+  const subscriberId = seededSubscriberIdSql(`((g - 1) * ${stride}) % ${subscribers.total} + 1`, '$6', '$7');
+  return { total, ...timeline(total), subscriberId };
+}
+
+/**
  * `rows / 10` tickets about seeded subscribers, most of them closed (the status, resolved_at and closed_at as the
  * table's checks want them), numbered 1…n, with the tenant's ticket counter set past them so creates go on from there.
  * No status history: the list reads none.
@@ -310,10 +321,7 @@ export async function seedTickets(
   subscribers: SubscriberSeed,
   log: (line: string) => void,
 ): Promise<number> {
-  const total = Math.max(1, Math.floor(subscribers.total / DOMAIN_SHARE));
-  const { startMs, stepMs } = timeline(total);
-  const stride = Math.max(1, Math.floor(subscribers.total / total));
-  const subscriberId = seededSubscriberIdSql(`((g - 1) * ${stride}) % ${subscribers.total} + 1`, '$6', '$7');
+  const { total, startMs, stepMs, subscriberId } = domainSpread(subscribers);
   // g % 10: 0–5 closed, 6 resolved, 7 open, 8 pending_customer, 9 new.
   const status = `CASE WHEN g % 10 <= 5 THEN 'closed' WHEN g % 10 = 6 THEN 'resolved' WHEN g % 10 = 7 THEN 'open'
                        WHEN g % 10 = 8 THEN 'pending_customer' ELSE 'new' END`;
@@ -375,10 +383,7 @@ export async function seedServices(
   subscribers: SubscriberSeed,
   log: (line: string) => void,
 ): Promise<number> {
-  const total = Math.max(1, Math.floor(subscribers.total / DOMAIN_SHARE));
-  const { startMs, stepMs } = timeline(total);
-  const stride = Math.max(1, Math.floor(subscribers.total / total));
-  const subscriberId = seededSubscriberIdSql(`((g - 1) * ${stride}) % ${subscribers.total} + 1`, '$6', '$7');
+  const { total, startMs, stepMs, subscriberId } = domainSpread(subscribers);
   const at = `to_timestamp(($2::bigint + g::bigint * $3::bigint) / 1000.0)`;
   await withSecondaryIndexesDropped(db, 'services', log, () =>
     inChunks('services', total, log, async (from, to) => {

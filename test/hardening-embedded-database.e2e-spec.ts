@@ -1,5 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -72,6 +83,21 @@ function connectAsAnotherUser(url: string): Promise<string> {
       (error) => process.stdout.write('refused: ' + (error.code || error.message)),
     );`;
   return runAsAnotherUser(script, { DB_URL: url });
+}
+
+async function showSetting(url: string, name: string): Promise<string> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
+  } finally {
+    await client.end();
+  }
+}
+
+/** The most resident memory a process has had (VmHWM), in MB. */
+function peakRssMb(pid: number): number {
+  return Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 }
 
 async function connectAsTheApp(url: string): Promise<string> {
@@ -166,7 +192,32 @@ describe('Embedded database', () => {
       },
       TIMEOUT_MS,
     );
+
+    it(
+      "should hold 16MB of shared buffers, not initdb's 128MB, all of which would be resident",
+      async () => {
+        const db = await host(onDisk ? freshDataDir() : null);
+        expect(await showSetting(db.url, 'shared_buffers')).toBe('16MB');
+      },
+      TIMEOUT_MS,
+    );
   });
+
+  it(
+    'should run initdb of an empty DATA_DIR in a process of its own, clearing what an interrupted one left',
+    async () => {
+      const dataDir = freshDataDir();
+      mkdirSync(join(dataDir, 'pgdata.initdb'));
+      writeFileSync(join(dataDir, 'pgdata.initdb', 'PG_VERSION'), 'half made');
+      const db = await host(dataDir);
+      expect(await connectAsTheApp(db.url)).toBe('connected');
+      expect(existsSync(join(dataDir, 'pgdata.initdb'))).toBe(false);
+      expect(readFileSync(join(dataDir, 'pgdata', 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
+      // initdb in the host itself peaks at ~900 MB, and that memory stays with the process.
+      expect(peakRssMb(db.child.pid!)).toBeLessThan(600);
+    },
+    TIMEOUT_MS,
+  );
 
   it(
     'should keep the data files in DATA_DIR out of reach of other local users',

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { BILLING_SCOPES, createPayment, postTransaction, transactionBody } from './support/billing-factory';
 import { expectError, expectSuccess } from './support/envelope';
 import { bearer } from './support/factories';
@@ -9,7 +9,10 @@ import { WEBHOOK_SECRET } from './support/webhook-receiver';
 
 const embedded = process.env.TEST_EMBEDDED_DATABASE === 'true';
 
-/** Makes the statement that stores the answer of the request with this key fail (a stand-in for a crash there). */
+/**
+ * Makes the statement that stores the answer of the request with this key fail (a stand-in for a crash there): the
+ * UPDATE after the effect, or the claim itself where one statement claims the key with its answer (a create).
+ */
 async function failAnswerOf(dataSource: DataSource, key: string): Promise<() => Promise<void>> {
   const name = `fail_answer_${key.replace(/\W/g, '_')}`;
   await dataSource.query(
@@ -17,7 +20,7 @@ async function failAnswerOf(dataSource: DataSource, key: string): Promise<() => 
      BEGIN RAISE EXCEPTION 'injected failure storing the answer'; END $$`,
   );
   await dataSource.query(
-    `CREATE TRIGGER ${name} BEFORE UPDATE ON idempotency_keys FOR EACH ROW
+    `CREATE TRIGGER ${name} BEFORE INSERT OR UPDATE ON idempotency_keys FOR EACH ROW
      WHEN (NEW.key = '${key}' AND NEW.response_body IS NOT NULL) EXECUTE FUNCTION ${name}()`,
   );
   return async () => {
@@ -140,6 +143,38 @@ describe('Hardening: idempotency keys', () => {
         [payment.id],
       );
       expect(Number(rows[0].allocated_amount)).toBe(400);
+    });
+  });
+
+  describe('a create whose key another request holds (claimed in the create’s own statement)', () => {
+    it('should answer 409 idempotency_request_in_progress and create nothing, then create once the key is free', async () => {
+      const key = uniqueRef('key');
+      const body = subscriberBody();
+      // A request holding the key holds its advisory lock until it commits; a session lock here stands in for it.
+      // (On PGlite, whose pool has the one connection, the lock is taken on that connection.)
+      const holder = embedded ? t.dataSource : t.dataSource.createQueryRunner();
+      const lock = [`${tenant.tenantId}:${tenant.tokenId}:${key}`, 7_340_022];
+      await holder.query('SELECT pg_advisory_lock(hashtextextended($1, $2))', lock);
+      try {
+        const held = await postSubscriber(t, tenant.token, body, { 'X-Idempotency-Key': key });
+        if (embedded) {
+          // PGlite is one session: the lock is the request's own session's, so it does not hold the key.
+          expectSuccess(held, 201);
+          return;
+        }
+        expectError(held, 409, 'idempotency_request_in_progress', 'X-Idempotency-Key');
+        expect(await listSubscriberIds(t, tenant.token, `external_id=${String(body.external_id)}`)).toEqual(
+          [],
+        );
+      } finally {
+        await holder.query('SELECT pg_advisory_unlock(hashtextextended($1, $2))', lock);
+        if (!embedded) {
+          await (holder as QueryRunner).release();
+        }
+      }
+      const created = await postSubscriber(t, tenant.token, body, { 'X-Idempotency-Key': key });
+      expectSuccess(created, 201);
+      expect(created.headers['idempotent-replayed']).toBeUndefined();
     });
   });
 

@@ -1,7 +1,17 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { DriverError, NETWORK_DRIVER, type NetworkDriver } from '../src/provisioning';
+import {
+  DriverError,
+  NETWORK_DRIVER,
+  type NetworkDriver,
+  OrderAction,
+  ProvisioningOrder,
+  Service as ServiceEntity,
+  ServicePlan as ServicePlanEntity,
+  ServiceStatus,
+} from '../src/provisioning';
+import { RadiusRepository } from '../src/provisioning/radius.repository';
 import { expectError, expectList, expectSuccess } from './support/envelope';
 import { bearer } from './support/factories';
 import {
@@ -366,6 +376,103 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
       expect(await rowsOf(t, theirs.service.radius_username)).toEqual(
         expectedRows('active', theirs.password, theirs.plan, null),
       );
+    });
+  });
+
+  describe('orders carried out side by side', () => {
+    const planEntity = () =>
+      Object.assign(new ServicePlanEntity(), {
+        id: basic.id,
+        tenantId: isp.tenantId,
+        downloadKbps: 50_000,
+        uploadKbps: 10_000,
+      });
+
+    /** An order and its service as the worker hands them to the driver (the service as it is once the order completes). */
+    function line(status: ServiceStatus, password = uniquePassword(), staticIpv4: string | null = null) {
+      const pppoe = uniquePppoeUsername('side');
+      const service = Object.assign(new ServiceEntity(), {
+        tenantId: isp.tenantId,
+        id: `svc_${randomBytes(13).toString('hex').toUpperCase()}`,
+        status,
+        radiusUsername: `${isp.slug}/${pppoe}`,
+        pppoePassword: password,
+        staticIpv4,
+      });
+      const action = {
+        [ServiceStatus.Active]: OrderAction.Activate,
+        [ServiceStatus.Suspended]: OrderAction.Suspend,
+        [ServiceStatus.Terminated]: OrderAction.Terminate,
+        [ServiceStatus.Pending]: OrderAction.Modify,
+      }[status];
+      const order = Object.assign(new ProvisioningOrder(), {
+        tenantId: isp.tenantId,
+        serviceId: service.id,
+        action,
+      });
+      return { service, order, password };
+    }
+
+    const apply = (entry: ReturnType<typeof line>) =>
+      t.app.get<NetworkDriver>(NETWORK_DRIVER).apply(entry.order, entry.service, planEntity());
+
+    it('should write the rows of orders applied together in one transaction, each as it would be alone', async () => {
+      const radius = t.app.get(RadiusRepository);
+      const gone = line(ServiceStatus.Active);
+      await apply(gone);
+      const lines = [
+        line(ServiceStatus.Active, uniquePassword(), freshIp()),
+        line(ServiceStatus.Active),
+        line(ServiceStatus.Suspended),
+        {
+          ...gone,
+          service: Object.assign(new ServiceEntity(), gone.service, { status: ServiceStatus.Terminated }),
+        },
+      ];
+      const rewriteMany = jest.spyOn(radius, 'rewriteMany');
+      try {
+        await Promise.all(lines.map(apply));
+        expect(rewriteMany).toHaveBeenCalledTimes(1);
+        expect(rewriteMany.mock.calls[0][0].map((entry) => entry.username)).toEqual(
+          lines.map((entry) => entry.service.radiusUsername),
+        );
+      } finally {
+        rewriteMany.mockRestore();
+      }
+      for (const entry of lines) {
+        expect(await rowsOf(t, entry.service.radiusUsername)).toEqual(
+          expectedRows(entry.service.status as Status, entry.password, basic, entry.service.staticIpv4),
+        );
+      }
+    });
+
+    it('should leave a username given twice in one batch as its last order wrote it', async () => {
+      const first = line(ServiceStatus.Active);
+      const second = {
+        ...first,
+        service: Object.assign(new ServiceEntity(), first.service, { status: ServiceStatus.Suspended }),
+      };
+      await Promise.all([apply(first), apply(second)]);
+      expect(await rowsOf(t, first.service.radiusUsername)).toEqual(
+        expectedRows('suspended', first.password, basic, null),
+      );
+    });
+
+    it('should fail only the order whose row the database refuses, and write the others', async () => {
+      const good = [line(ServiceStatus.Active), line(ServiceStatus.Suspended)];
+      // Postgres text cannot hold a NUL: this username's INSERT fails, and with it the batch's transaction.
+      const bad = line(ServiceStatus.Active, 'nul\u0000byte');
+      const results = await Promise.allSettled([good[0], bad, good[1]].map(apply));
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      const failure = (results[1] as PromiseRejectedResult).reason as DriverError;
+      expect(failure).toBeInstanceOf(DriverError);
+      expect(failure.transient).toBe(true);
+      expect(await rowsOf(t, bad.service.radiusUsername)).toEqual(NO_ROWS);
+      for (const entry of good) {
+        expect(await rowsOf(t, entry.service.radiusUsername)).toEqual(
+          expectedRows(entry.service.status as Status, entry.password, basic, null),
+        );
+      }
     });
   });
 

@@ -78,12 +78,10 @@ export function decodeCursor(raw: string): Cursor {
 /**
  * The one keyset paginator: newest first by (created_at, id) (or oldest first, for conversations), `limit + 1` rows to learn has_more, no OFFSET,
  * so a page deep in the table costs what the first one costs (an index on (tenant_id, created_at, id) serves it).
- * `fromRow` maps a raw row (every column, by its column name) when given; else TypeORM builds the entities.
  */
 export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: string }>(
   qb: SelectQueryBuilder<T>,
   query: PageQueryDto,
-  fromRow?: (row: never) => T,
   order: 'newest' | 'oldest' = 'newest',
 ): Promise<Page<T>> {
   const alias = qb.alias;
@@ -108,11 +106,7 @@ export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: 
     .addOrderBy(`${alias}.id`, direction)
     .take(undefined)
     .limit(query.limit + 1);
-  // With a row mapper the rows skip TypeORM's entity hydration (its alias-prefixed columns and per-row metadata
-  // walk): the hot lists, subscribers and events, map their 101 rows straight from what pg returns.
-  const rows = fromRow
-    ? (await qb.select(`${qb.escape(alias)}.*`).getRawMany<never>()).map(fromRow)
-    : await qb.getMany();
+  const rows = await qb.getMany();
   const hasMore = rows.length > query.limit;
   const items = hasMore ? rows.slice(0, query.limit) : rows;
   const last = items[items.length - 1];

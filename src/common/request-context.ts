@@ -42,9 +42,23 @@ export const SYSTEM_SCOPE: WriteScope = { requestId: null, actor: { type: 'syste
 export interface IdempotencyClaim {
   claim(manager: EntityManager): Promise<void>;
   complete(manager: EntityManager, answer: unknown): Promise<void>;
+  /**
+   * For a write that is one statement (TransactionRunner.runStatement): the claim, storing `answer` with the key, as
+   * CTEs of that statement, so the claim, the effect and the answer are one round trip.
+   */
+  inStatement(answer: unknown): ClaimInStatement;
   claimed: boolean;
   /** The answer stored with the key, once `complete` ran. */
   stored?: { answer: unknown };
+}
+
+/**
+ * The claim as part of the effect's own statement: `ctes` (parameters from `$<firstParam>`) follow WITH, `check` goes
+ * in the statement's final WHERE and aborts the whole statement when the key is held.
+ */
+export interface ClaimInStatement {
+  ctes(firstParam: number): { sql: string; check: string };
+  params: unknown[];
 }
 
 export interface RequestContext {

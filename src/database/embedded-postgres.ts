@@ -1,6 +1,7 @@
 import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,10 +48,71 @@ const EXTENSIONS = {
   pg_trgm: (loadContrib('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension }).pg_trgm,
 };
 
+/**
+ * PGlite's shared_buffers is initdb's 128 MB, and all of it is resident from the moment the database opens (the WASM
+ * build writes its whole shared memory at start): 16 MB keeps the server's RSS within its target (docs/performance.md,
+ * Embedded database). A page it does not hold is read back from the OS page cache, which holds the folder's files.
+ */
+const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB'];
+
+/**
+ * Run in a node process of its own by initdbApart: argv holds PGlite's entry point and the folder. Plain JavaScript,
+ * so it runs the same from dist/ and from the TypeScript sources (tests, bench).
+ */
+const INITDB_SCRIPT = `
+const [pglite, dataDir] = process.argv.slice(1);
+require(pglite)
+  .PGlite.create({ dataDir })
+  .then((db) => db.close())
+  .then(
+    () => process.exit(0),
+    (error) => {
+      process.stderr.write(String(error && error.stack ? error.stack : error));
+      process.exit(1);
+    },
+  );
+`;
+
+/**
+ * The first start on an empty folder: initdb (a second PGlite, a copy of its heap, and the data folder as a tar)
+ * peaks near 900 MB and its memory is not given back to the OS; in a short-lived process it is, and the server opens
+ * the finished folder. It is built beside `pgdata`, flushed, then renamed into place, so a first start that is
+ * interrupted leaves no half-made database behind, only a folder the next start removes.
+ */
+async function initdbApart(dataDir: string, pgdata: string): Promise<void> {
+  const staging = `${pgdata}.initdb`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { mode: 0o700 });
+  chmodSync(staging, 0o700);
+  const child = spawn(
+    process.execPath,
+    ['-e', INITDB_SCRIPT, require.resolve('@electric-sql/pglite'), staging],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  if (code !== 0) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new Error(`initdb of the embedded database failed (exit code ${code}): ${stderr.trim()}`);
+  }
+  fsyncTree(staging);
+  renameSync(staging, pgdata); // over the empty folder openDatabase made
+  fsyncPath(dataDir);
+}
+
 async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durability: string }> {
   if (!dataDir) {
     return {
-      db: await PGlite.create({ extensions: EXTENSIONS }),
+      db: await PGlite.create({
+        startParams: [...PGlite.defaultStartParams, ...MEMORY_PARAMS],
+        extensions: EXTENSIONS,
+      }),
       durability: 'Embedded database in memory: nothing is kept.',
     };
   }
@@ -58,9 +120,13 @@ async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durab
   // PGlite makes its files mode 0666: the folder, 0700 as Postgres requires of its own, keeps other users out.
   mkdirSync(pgdata, { recursive: true, mode: 0o700 });
   chmodSync(pgdata, 0o700);
+  // A folder holding files but no PG_VERSION is left to PGlite, as it always was.
+  if (readdirSync(pgdata).length === 0) {
+    await initdbApart(dataDir, pgdata);
+  }
   const db = await PGlite.create({
     dataDir: pgdata,
-    startParams: DURABLE_START_PARAMS,
+    startParams: [...DURABLE_START_PARAMS, ...MEMORY_PARAMS],
     extensions: EXTENSIONS,
   });
   if (!enableFsync(db)) {

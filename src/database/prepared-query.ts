@@ -20,8 +20,11 @@ export async function detectSharedSession(dataSource: DataSource): Promise<void>
 
 /** A statement of the hot paths, prepared once per connection under its name. */
 export interface PreparedStatement {
-  /** Unique per text: a connection keeps each name's plan for as long as it lives. */
-  name: string;
+  /**
+   * Unique per text: a connection keeps each name's plan for as long as it lives. Null runs it unnamed, planned for
+   * each call's values (a statement whose best plan depends on them).
+   */
+  name: string | null;
   /**
    * Names every column it reads or returns, never `SELECT *` or `RETURNING *`: a kept plan whose result gains a
    * column (a migration of a rolling deploy) fails with `cached plan must not change result type`.
@@ -44,7 +47,7 @@ export async function preparedQuery<R extends QueryResultRow>(
     ? await (manager.queryRunner as PostgresQueryRunner).connect()
     : (manager.connection.driver as PostgresDriver).master;
   try {
-    const name = sharedSessions.has(manager.connection) ? undefined : statement.name;
+    const name = sharedSessions.has(manager.connection) ? undefined : (statement.name ?? undefined);
     const result = await connection.query<R>({ name, text: statement.text, values });
     return result.rows;
   } catch (error) {

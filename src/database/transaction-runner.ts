@@ -1,15 +1,38 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { WriteScope } from '../common/request-context';
+import type { ClaimInStatement, IdempotencyClaim, WriteScope } from '../common/request-context';
 
 /** The unit of work's transaction: its manager for the repositories, its scope, and what to do once it commits. */
 export class Tx {
+  /** What claimInStatement stored with the key, once the work asked for it. */
+  private claimedAnswer?: { answer: unknown };
+
   constructor(
     readonly manager: EntityManager,
     readonly scope: WriteScope,
     private readonly commitHooks: (() => void)[] = [],
+    /** runStatement's: the scope's idempotency key, still to be claimed by the work's one statement. */
+    private readonly unclaimed?: IdempotencyClaim,
   ) {}
+
+  /**
+   * In runStatement with an idempotency key still to claim: the claim, storing `answer` with the key, which the
+   * work's one statement must carry (ClaimInStatement), and then answer `answer`. Null anywhere else (in `run`, the
+   * transaction's first statement claims the key and its last stores the answer).
+   */
+  claimInStatement(answer: unknown): ClaimInStatement | null {
+    if (!this.unclaimed) {
+      return null;
+    }
+    this.claimedAnswer = { answer };
+    return this.unclaimed.inStatement(answer);
+  }
+
+  /** runStatement's: what the work's statement stored with the key, if it carried the claim. */
+  storedInStatement(): { answer: unknown } | undefined {
+    return this.claimedAnswer;
+  }
 
   /** The same transaction under another scope (its events name that actor); hooks run on the same commit. */
   withScope(scope: WriteScope): Tx {
@@ -84,15 +107,24 @@ export class TransactionRunner {
 
   /**
    * For work that is one statement, which Postgres applies atomically on its own: it runs without BEGIN and COMMIT,
-   * two round trips fewer. When the scope's idempotency key is still to be claimed, the claim and the statement must
-   * commit together, so it runs as `run` does.
+   * two round trips fewer. When the scope's idempotency key is still to be claimed, the statement claims it too and
+   * stores the answer (Tx.claimInStatement): key, effect and answer commit together, in one round trip.
    */
   async runStatement<T>(scope: WriteScope, work: (tx: Tx) => Promise<T>): Promise<T> {
-    if (scope.idempotency && !scope.idempotency.claimed) {
-      return this.run(scope, work);
-    }
-    const tx = new Tx(this.dataSource.manager, scope);
+    const unclaimed = scope.idempotency?.claimed === false ? scope.idempotency : undefined;
+    const tx = new Tx(this.dataSource.manager, scope, [], unclaimed);
     const result = await work(tx);
+    if (unclaimed) {
+      const stored = tx.storedInStatement();
+      if (!stored) {
+        // A programming error, never a client's: the work wrote without claiming the key it was given.
+        throw new Error(
+          'runStatement: the statement did not carry the idempotency claim (Tx.claimInStatement)',
+        );
+      }
+      unclaimed.claimed = true;
+      unclaimed.stored = stored;
+    }
     tx.committed();
     return result;
   }

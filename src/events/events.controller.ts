@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Page } from '../common/envelope/envelope';
+import { RenderedPage } from '../common/envelope/envelope';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../common/swagger/api-envelope';
 import type { AuthContext } from '../common/request-context';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
@@ -19,11 +19,8 @@ export class EventsController {
   @ApiOperation({ summary: 'List the audit and automation event log, newest first' })
   @ApiEnvelope(EventResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
-  async listEvents(
-    @Auth() auth: AuthContext,
-    @Query() query: ListEventsQueryDto,
-  ): Promise<Page<EventResponseDto>> {
-    return (await this.events.list(auth.tenantId, query)).map(EventResponseDto.from);
+  async listEvents(@Auth() auth: AuthContext, @Query() query: ListEventsQueryDto): Promise<RenderedPage> {
+    return this.events.list(auth.tenantId, query);
   }
 
   @Get(':id')

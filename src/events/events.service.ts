@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Page } from '../common/envelope/envelope';
+import type { RenderedPage } from '../common/envelope/envelope';
 import type { Tx } from '../database/transaction-runner';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
@@ -63,7 +63,7 @@ export class EventsService {
     }
   }
 
-  list(tenantId: string, query: ListEventsQueryDto): Promise<Page<EventRecord>> {
+  list(tenantId: string, query: ListEventsQueryDto): Promise<RenderedPage> {
     return this.events.page(this.dataSource.manager, tenantId, query);
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
-import { Page } from '../common/envelope/envelope';
+import { RenderedPage } from '../common/envelope/envelope';
 import type { AuthContext } from '../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS, IDEMPOTENCY_ERRORS } from '../common/swagger/api-envelope';
 import { ListOrdersQueryDto, OrderDto } from './dto/order.dto';
@@ -21,8 +21,8 @@ export class ProvisioningOrdersController {
   async listProvisioningOrders(
     @Auth() auth: AuthContext,
     @Query() query: ListOrdersQueryDto,
-  ): Promise<Page<OrderDto>> {
-    return (await this.orders.list(auth.tenantId, query)).map(OrderDto.from);
+  ): Promise<RenderedPage> {
+    return this.orders.list(auth.tenantId, query);
   }
 
   @Get(':id')

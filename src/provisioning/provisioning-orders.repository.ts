@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
-import { Page } from '../common/envelope/envelope';
-import { paginate, type PageQueryDto } from '../common/pagination';
+import { EntityManager, In } from 'typeorm';
+import type { RenderedPage } from '../common/envelope/envelope';
+import { type PageQueryDto } from '../common/pagination';
+import { type Condition, isoTimestampSql, type RenderedList, renderedPage } from '../database/rendered-page';
 import { lockForUpdate } from '../database/lock-for-update';
 import { ProvisioningOrder } from './provisioning.entity';
 import { OPEN_ORDER_STATUSES, type OrderAction, type OrderStatus } from './service-status';
@@ -12,6 +13,21 @@ export interface OrderFilter {
   status?: OrderStatus;
   action?: OrderAction;
 }
+
+/**
+ * The list, each item OrderDto.from as Postgres renders it, field for field (test/list-rendering.e2e-spec.ts holds
+ * the two to the same answer).
+ */
+const ORDER_LIST: RenderedList = {
+  name: 'orders_page',
+  table: 'provisioning_orders',
+  alias: 'o',
+  item: `json_build_object(
+    'id', o.id, 'service_id', o.service_id, 'subscriber_id', o.subscriber_id, 'action', o.action,
+    'status', o.status, 'plan_id', o.plan_id, 'changes', o.changes, 'reason', o.reason, 'attempts', o.attempts,
+    'last_error', o.last_error, 'completed_at', ${isoTimestampSql('o.completed_at')}, 'disconnect', o.disconnect,
+    'coa', o.coa, 'created_at', ${isoTimestampSql('o.created_at')}, 'updated_at', ${isoTimestampSql('o.updated_at')})`,
+};
 
 /** The only place the provisioning_orders table is read and written. */
 @Injectable()
@@ -37,9 +53,9 @@ export class ProvisioningOrdersRepository {
       .getExists();
   }
 
-  /** The order, while the claim `leaseId` holds it (unlocked: the driver runs outside any transaction). */
-  findClaimed(manager: EntityManager, id: string, leaseId: string): Promise<ProvisioningOrder | null> {
-    return manager.findOne(ProvisioningOrder, { where: { id, leaseId } });
+  /** The orders of `ids` the claim `leaseId` holds (unlocked: the driver runs outside any transaction). */
+  findClaimed(manager: EntityManager, ids: string[], leaseId: string): Promise<ProvisioningOrder[]> {
+    return manager.find(ProvisioningOrder, { where: { id: In(ids), leaseId }, order: { id: 'ASC' } });
   }
 
   /** The order, row-locked, only while the claim `leaseId` still holds it (else another worker has taken it over). */
@@ -48,6 +64,46 @@ export class ProvisioningOrdersRepository {
       where: { id, leaseId },
       lock: { mode: 'pessimistic_write' },
     });
+  }
+
+  /**
+   * Writes the completed orders (what the worker's completion changes) in one statement, each only while the claim
+   * `leaseId` still holds it; answers the ids written (the others were taken over by another worker).
+   */
+  async completeClaimed(
+    manager: EntityManager,
+    completed: { order: ProvisioningOrder; leaseId: string }[],
+  ): Promise<string[]> {
+    if (completed.length === 0) {
+      return [];
+    }
+    // TypeORM answers an UPDATE … RETURNING with [rows, affected].
+    const [rows] = await manager.query<[{ id: string }[], number]>(
+      `UPDATE provisioning_orders o
+          SET status = x.status, completed_at = x.completed_at, updated_at = x.updated_at, last_error = x.last_error,
+              lease_id = x.lease_id, lease_until = x.lease_until, disconnect = x.disconnect, coa = x.coa
+         FROM jsonb_to_recordset($1::jsonb) AS x(id text, claim text, status text, completed_at timestamptz,
+              updated_at timestamptz, last_error text, lease_id text, lease_until timestamptz, disconnect text, coa text)
+        WHERE o.id = x.id AND o.lease_id = x.claim
+        RETURNING o.id`,
+      [
+        JSON.stringify(
+          completed.map(({ order, leaseId }) => ({
+            id: order.id,
+            claim: leaseId,
+            status: order.status,
+            completed_at: order.completedAt,
+            updated_at: order.updatedAt,
+            last_error: order.lastError,
+            lease_id: order.leaseId,
+            lease_until: order.leaseUntil,
+            disconnect: order.disconnect,
+            coa: order.coa,
+          })),
+        ),
+      ],
+    );
+    return rows.map((row) => row.id);
   }
 
   async update(manager: EntityManager, order: ProvisioningOrder): Promise<void> {
@@ -97,28 +153,26 @@ export class ProvisioningOrdersRepository {
     );
   }
 
+  /** A page of the tenant's orders, newest first, each rendered by Postgres as OrderDto. */
   page(
     manager: EntityManager,
     tenantId: string,
     filter: OrderFilter,
     query: PageQueryDto,
-  ): Promise<Page<ProvisioningOrder>> {
-    const qb = manager
-      .getRepository(ProvisioningOrder)
-      .createQueryBuilder('o')
-      .where('o.tenantId = :tenantId', { tenantId });
+  ): Promise<RenderedPage> {
+    const conditions: Condition[] = [{ sql: 'o.tenant_id = ?', values: [tenantId], indexed: true }];
     if (filter.serviceId !== undefined) {
-      qb.andWhere('o.serviceId = :serviceId', { serviceId: filter.serviceId });
+      conditions.push({ sql: 'o.service_id = ?', values: [filter.serviceId] });
     }
     if (filter.subscriberId !== undefined) {
-      qb.andWhere('o.subscriberId = :subscriberId', { subscriberId: filter.subscriberId });
+      conditions.push({ sql: 'o.subscriber_id = ?', values: [filter.subscriberId] });
     }
     if (filter.status !== undefined) {
-      qb.andWhere('o.status = :status', { status: filter.status });
+      conditions.push({ sql: 'o.status = ?', values: [filter.status] });
     }
     if (filter.action !== undefined) {
-      qb.andWhere('o.action = :action', { action: filter.action });
+      conditions.push({ sql: 'o.action = ?', values: [filter.action] });
     }
-    return paginate(qb, query);
+    return renderedPage(manager, ORDER_LIST, conditions, query);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Page } from '../common/envelope/envelope';
+import { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isUniqueViolation } from '../common/errors/postgres-errors';
 import { newId } from '../common/ids';
@@ -95,7 +95,7 @@ export class ProvisioningOrdersService {
     return order;
   }
 
-  list(tenantId: string, query: ListOrdersQueryDto): Promise<Page<ProvisioningOrder>> {
+  list(tenantId: string, query: ListOrdersQueryDto): Promise<RenderedPage> {
     const filter = {
       serviceId: query.service_id,
       subscriberId: query.subscriber_id,

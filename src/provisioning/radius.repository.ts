@@ -72,6 +72,50 @@ function sessionOf(row: Record<string, unknown>): RadiusSession {
   };
 }
 
+/** `entries` in rounds with each username at most once: a username's n-th entry goes in round n, so the last stands. */
+function distinctRounds<T extends { username: string }>(entries: T[]): T[][] {
+  const rounds: T[][] = [];
+  const seen = new Map<string, number>();
+  for (const entry of entries) {
+    const round = seen.get(entry.username) ?? 0;
+    seen.set(entry.username, round + 1);
+    (rounds[round] ??= []).push(entry);
+  }
+  return rounds;
+}
+
+/**
+ * Deletes the rows of the usernames in $1 with one index probe per username, whatever the planner knows of the table:
+ * `username = ANY($1)` over a table without statistics (never analysed: autovacuum off, or not yet run) is planned as
+ * a scan of the whole table. OFFSET 0 keeps the per-username subquery from being flattened into such a join.
+ */
+function deleteUsernames(table: string): string {
+  return `DELETE FROM ${table} WHERE id IN (
+    SELECT r.id FROM unnest($1::text[]) AS u(username)
+    CROSS JOIN LATERAL (SELECT id FROM ${table} WHERE username = u.username OFFSET 0) AS r)`;
+}
+
+/** Rows of radcheck or radreply in one statement; unnest keeps the arrays' order, so the ids (FreeRADIUS's reading order) follow it. */
+async function insertAttributes(
+  query: Query,
+  table: 'radcheck' | 'radreply',
+  rows: (RadiusAttribute & { username: string })[],
+): Promise<void> {
+  if (rows.length === 0) {
+    return;
+  }
+  await query(
+    `INSERT INTO ${table} (username, attribute, op, value)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])`,
+    [
+      rows.map((row) => row.username),
+      rows.map((row) => row.attribute),
+      rows.map((row) => row.op),
+      rows.map((row) => row.value),
+    ],
+  );
+}
+
 /** The group a suspended service is put in: FreeRADIUS rejects its logins, with a message the NAS may log. */
 export const SUSPENDED_GROUP = 'suspended';
 
@@ -90,38 +134,55 @@ export class RadiusRepository {
   }
 
   /** Rewrites every row of `username` in one transaction: what was there is replaced by `user` (or removed). */
-  async rewrite(username: string, user: RadiusUser | null): Promise<void> {
+  rewrite(username: string, user: RadiusUser | null): Promise<void> {
+    return this.rewriteMany([{ username, user }]);
+  }
+
+  /**
+   * `rewrite` for many usernames in one transaction and a few statements however many they are (the worker's orders
+   * carried out side by side). A username given twice is rewritten in the order given: its last entry stands.
+   */
+  async rewriteMany(entries: { username: string; user: RadiusUser | null }[]): Promise<void> {
     await this.transaction(async (query) => {
-      // Serialises two writers of one username (two instances, a retry racing a late worker).
-      await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`radius:${username}`]);
-      await query('DELETE FROM radcheck WHERE username = $1', [username]);
-      await query('DELETE FROM radreply WHERE username = $1', [username]);
-      await query('DELETE FROM radusergroup WHERE username = $1', [username]);
-      if (!user) {
-        return;
-      }
-      for (const row of user.check) {
-        await query('INSERT INTO radcheck (username, attribute, op, value) VALUES ($1, $2, $3, $4)', [
-          username,
-          row.attribute,
-          row.op,
-          row.value,
-        ]);
-      }
-      for (const row of user.reply) {
-        await query('INSERT INTO radreply (username, attribute, op, value) VALUES ($1, $2, $3, $4)', [
-          username,
-          row.attribute,
-          row.op,
-          row.value,
-        ]);
-      }
-      for (const [priority, group] of user.groups.entries()) {
-        await query('INSERT INTO radusergroup (username, groupname, priority) VALUES ($1, $2, $3)', [
-          username,
-          group,
-          priority,
-        ]);
+      // Serialises two writers of one username (two instances, a retry racing a late worker); a batch takes its locks
+      // in one statement in key order, so two batches never wait on each other in a cycle.
+      await query(
+        `SELECT pg_advisory_xact_lock(k)
+           FROM (SELECT DISTINCT hashtext('radius:' || u) AS k FROM unnest($1::text[]) AS u ORDER BY k) AS keys`,
+        [entries.map((entry) => entry.username)],
+      );
+      for (const round of distinctRounds(entries)) {
+        const usernames = round.map((entry) => entry.username);
+        for (const table of ['radcheck', 'radreply', 'radusergroup']) {
+          await query(deleteUsernames(table), [usernames]);
+        }
+        const users = round.filter(
+          (entry): entry is { username: string; user: RadiusUser } => entry.user !== null,
+        );
+        await insertAttributes(
+          query,
+          'radcheck',
+          users.flatMap(({ username, user }) => user.check.map((row) => ({ username, ...row }))),
+        );
+        await insertAttributes(
+          query,
+          'radreply',
+          users.flatMap(({ username, user }) => user.reply.map((row) => ({ username, ...row }))),
+        );
+        const groups = users.flatMap(({ username, user }) =>
+          user.groups.map((group, priority) => ({ username, group, priority })),
+        );
+        if (groups.length > 0) {
+          await query(
+            `INSERT INTO radusergroup (username, groupname, priority)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::int[])`,
+            [
+              groups.map((row) => row.username),
+              groups.map((row) => row.group),
+              groups.map((row) => row.priority),
+            ],
+          );
+        }
       }
     });
   }

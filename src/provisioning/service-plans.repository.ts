@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { paginate, type PageQueryDto } from '../common/pagination';
 import { lockForUpdate } from '../database/lock-for-update';
@@ -11,6 +11,11 @@ import { OPEN_ORDER_STATUSES, ServiceStatus } from './service-status';
 export class ServicePlansRepository {
   async insert(manager: EntityManager, plan: ServicePlan): Promise<void> {
     await manager.insert(ServicePlan, plan);
+  }
+
+  /** The plans of `ids` (any tenant's: the caller checks). */
+  findByIds(manager: EntityManager, ids: string[]): Promise<ServicePlan[]> {
+    return manager.find(ServicePlan, { where: { id: In([...new Set(ids)]) } });
   }
 
   findById(manager: EntityManager, tenantId: string, id: string): Promise<ServicePlan | null> {

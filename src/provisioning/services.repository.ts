@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { paginate, type PageQueryDto } from '../common/pagination';
 import { lockForUpdate } from '../database/lock-for-update';
@@ -22,6 +22,22 @@ export class ServicesRepository {
 
   findById(manager: EntityManager, tenantId: string, id: string): Promise<Service | null> {
     return manager.findOne(Service, { where: { tenantId, id } });
+  }
+
+  /** The services of `ids` (any tenant's: the caller checks). */
+  findByIds(manager: EntityManager, ids: string[]): Promise<Service[]> {
+    return manager.find(Service, { where: { id: In(ids) } });
+  }
+
+  /** The services of `ids`, locked in id order (any tenant's: the caller checks). */
+  lockForUpdateMany(manager: EntityManager, ids: string[]): Promise<Service[]> {
+    return manager
+      .getRepository(Service)
+      .createQueryBuilder('service')
+      .setLock('pessimistic_write')
+      .where('service.id = ANY(:ids)', { ids })
+      .orderBy('service.id')
+      .getMany();
   }
 
   /** A subscriber's services, locked in id order (automation brings them in line with the subscriber). */
@@ -48,6 +64,34 @@ export class ServicesRepository {
       delete changes[fixed];
     }
     await manager.update(Service, { tenantId: service.tenantId, id: service.id }, changes);
+  }
+
+  /** Writes what the provisioning worker moves (status, plan, activation and termination times) for many services. */
+  async updateMany(manager: EntityManager, services: Service[]): Promise<void> {
+    if (services.length === 0) {
+      return;
+    }
+    await manager.query(
+      `UPDATE services s
+          SET status = x.status, plan_id = x.plan_id, activated_at = x.activated_at, terminated_at = x.terminated_at,
+              updated_at = x.updated_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(tenant_id text, id text, status text, plan_id text,
+              activated_at timestamptz, terminated_at timestamptz, updated_at timestamptz)
+        WHERE s.tenant_id = x.tenant_id AND s.id = x.id`,
+      [
+        JSON.stringify(
+          services.map((service) => ({
+            tenant_id: service.tenantId,
+            id: service.id,
+            status: service.status,
+            plan_id: service.planId,
+            activated_at: service.activatedAt,
+            terminated_at: service.terminatedAt,
+            updated_at: service.updatedAt,
+          })),
+        ),
+      ],
+    );
   }
 
   page(

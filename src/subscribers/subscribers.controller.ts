@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Page } from '../common/envelope/envelope';
+import { RenderedPage } from '../common/envelope/envelope';
 import type { AuthContext } from '../common/request-context';
 import {
   ApiEnvelope,
@@ -65,8 +65,8 @@ export class SubscribersController {
   async listSubscribers(
     @Auth() auth: AuthContext,
     @Query() query: ListSubscribersQueryDto,
-  ): Promise<Page<SubscriberDto>> {
-    return (await this.subscribers.list(auth.tenantId, query)).map(SubscriberDto.from);
+  ): Promise<RenderedPage> {
+    return this.subscribers.list(auth.tenantId, query);
   }
 
   @Get(':id')

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Page } from '../common/envelope/envelope';
+import type { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postgres-errors';
 import { newId } from '../common/ids';
@@ -99,9 +99,11 @@ export class SubscribersService {
           },
           tx.scope,
         );
-        const deliveries = await this.subscribers.insertWithEvent(tx.manager, subscriber, event);
+        const answer = CreatedSubscriberDto.from(subscriber);
+        const claim = tx.claimInStatement(answer);
+        const deliveries = await this.subscribers.insertWithEvent(tx.manager, subscriber, event, claim);
         this.events.queued(tx, deliveries);
-        return CreatedSubscriberDto.from(subscriber);
+        return answer;
       });
     } catch (error) {
       throw writeError(error, subscriber.billingProfileId) ?? error;
@@ -210,7 +212,7 @@ export class SubscribersService {
     return subscriber;
   }
 
-  list(tenantId: string, query: ListSubscribersQueryDto): Promise<Page<Subscriber>> {
+  list(tenantId: string, query: ListSubscribersQueryDto): Promise<RenderedPage> {
     const filter = {
       status: query.status,
       externalId: query.external_id,

@@ -26,6 +26,6 @@ export class TicketCommentsRepository {
     if (visibility.public !== undefined) {
       qb.andWhere('comment.public = :public', { public: visibility.public });
     }
-    return paginate(qb, query, undefined, 'oldest');
+    return paginate(qb, query, 'oldest');
   }
 }

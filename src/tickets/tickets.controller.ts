@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
-import { Page } from '../common/envelope/envelope';
+import { Page, RenderedPage } from '../common/envelope/envelope';
 import type { AuthContext } from '../common/request-context';
 import {
   ApiEnvelope,
@@ -62,12 +62,8 @@ export class TicketsController {
   @ApiOperation({ summary: 'List tickets, newest first, with the help desk filters' })
   @ApiEnvelope(TicketDto, { list: true })
   @ApiErrors(...LIST_ERRORS)
-  async listTickets(
-    @Auth() auth: AuthContext,
-    @Query() query: ListTicketsQueryDto,
-  ): Promise<Page<TicketDto>> {
-    const now = new Date();
-    return (await this.tickets.list(auth.tenantId, query)).map((ticket) => TicketDto.from(ticket, now));
+  async listTickets(@Auth() auth: AuthContext, @Query() query: ListTicketsQueryDto): Promise<RenderedPage> {
+    return this.tickets.list(auth.tenantId, query);
   }
 
   @Get('subscribers/:id/tickets')
@@ -82,11 +78,8 @@ export class TicketsController {
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Query() query: ListTicketsQueryDto,
-  ): Promise<Page<TicketDto>> {
-    const now = new Date();
-    return (await this.tickets.listForSubscriber(auth.tenantId, id, query)).map((t) =>
-      TicketDto.from(t, now),
-    );
+  ): Promise<RenderedPage> {
+    return this.tickets.listForSubscriber(auth.tenantId, id, query);
   }
 
   @Get('tickets/:id')

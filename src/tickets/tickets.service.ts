@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Page } from '../common/envelope/envelope';
+import { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postgres-errors';
 import { newId } from '../common/ids';
@@ -111,7 +111,7 @@ export class TicketsService {
     return TicketDetailDto.withHistory(ticket, await this.tickets.history(manager, tenantId, id));
   }
 
-  list(tenantId: string, query: ListTicketsQueryDto): Promise<Page<Ticket>> {
+  list(tenantId: string, query: ListTicketsQueryDto): Promise<RenderedPage> {
     return this.tickets.page(this.dataSource.manager, tenantId, this.filterOf(query), query);
   }
 
@@ -120,7 +120,7 @@ export class TicketsService {
     tenantId: string,
     subscriberId: string,
     query: ListTicketsQueryDto,
-  ): Promise<Page<Ticket>> {
+  ): Promise<RenderedPage> {
     await this.subscribers.getById(tenantId, subscriberId);
     const filter = { ...this.filterOf(query), subscriberId };
     return this.tickets.page(this.dataSource.manager, tenantId, filter, query);

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Page } from '../../common/envelope/envelope';
+import { RenderedPage } from '../../common/envelope/envelope';
 import { PageQueryDto } from '../../common/pagination';
 import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
@@ -40,8 +40,8 @@ export class BalanceController {
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Query() query: PageQueryDto,
-  ): Promise<Page<LedgerEntryDto>> {
+  ): Promise<RenderedPage> {
     await this.subscribers.getById(auth.tenantId, id);
-    return (await this.ledger.list(auth.tenantId, id, query)).map(LedgerEntryDto.from);
+    return this.ledger.list(auth.tenantId, id, query);
   }
 }

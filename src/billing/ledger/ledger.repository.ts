@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Page } from '../../common/envelope/envelope';
-import { paginate, PageQueryDto } from '../../common/pagination';
+import type { RenderedPage } from '../../common/envelope/envelope';
+import { PageQueryDto } from '../../common/pagination';
+import {
+  type Condition,
+  isoTimestampSql,
+  type RenderedList,
+  renderedPage,
+} from '../../database/rendered-page';
 import { PAYABLE_STATUSES } from '../invoices/invoice.entity';
 import { ALLOCATABLE_KINDS } from '../transactions/transaction.entity';
 import { LedgerEntry } from './ledger-entry.entity';
@@ -59,6 +65,19 @@ const BALANCES_SQL = `WITH currencies AS (
     ${sumSql('unallocated_credit', 'c.currency')} AS unallocated_credit
   FROM currencies c ORDER BY c.currency`;
 
+/**
+ * The list, each entry LedgerEntryDto.from as Postgres renders it, field for field (test/list-rendering.e2e-spec.ts
+ * holds the two to the same answer). Amounts are bigint, rendered as JSON numbers: every balance stays within 2^53 - 1.
+ */
+const LEDGER_LIST: RenderedList = {
+  name: 'ledger_page',
+  table: 'ledger_entries',
+  alias: 'l',
+  item: `json_build_object(
+    'id', l.id, 'type', l.type, 'currency', l.currency, 'amount', l.amount, 'balance_after', l.balance_after,
+    'source_id', l.source_id, 'created_at', ${isoTimestampSql('l.created_at')})`,
+};
+
 /** The only place ledger_entries and subscriber_balances are read and written, and the balance sums computed. */
 @Injectable()
 export class LedgerRepository {
@@ -104,17 +123,18 @@ export class LedgerRepository {
     return entry;
   }
 
+  /** A page of the subscriber's ledger, newest first, each entry rendered by Postgres as LedgerEntryDto. */
   page(
     manager: EntityManager,
     tenantId: string,
     subscriberId: string,
     query: PageQueryDto,
-  ): Promise<Page<LedgerEntry>> {
-    const qb = manager
-      .getRepository(LedgerEntry)
-      .createQueryBuilder('entry')
-      .where('entry.tenantId = :tenantId AND entry.subscriberId = :subscriberId', { tenantId, subscriberId });
-    return paginate(qb, query);
+  ): Promise<RenderedPage> {
+    const conditions: Condition[] = [
+      { sql: 'l.tenant_id = ?', values: [tenantId], indexed: true },
+      { sql: 'l.subscriber_id = ?', values: [subscriberId], indexed: true },
+    ];
+    return renderedPage(manager, LEDGER_LIST, conditions, query);
   }
 
   /** Per currency the subscriber has a balance or invoices in: the balance and both sums. */

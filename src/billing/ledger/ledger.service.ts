@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Page } from '../../common/envelope/envelope';
+import type { RenderedPage } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { MAX_AMOUNT } from '../../common/money';
@@ -77,7 +77,7 @@ export class LedgerService {
     }
   }
 
-  list(tenantId: string, subscriberId: string, query: PageQueryDto): Promise<Page<LedgerEntry>> {
+  list(tenantId: string, subscriberId: string, query: PageQueryDto): Promise<RenderedPage> {
     return this.entries.page(this.dataSource.manager, tenantId, subscriberId, query);
   }
 

@@ -20,6 +20,17 @@ export class Page<T> {
   }
 }
 
+/**
+ * A page whose items Postgres rendered as JSON (paginateRendered): `itemsJson` is their JSON array, which the
+ * envelope splices into the answer as it is, so the rows are never parsed into objects nor serialised again here.
+ */
+export class RenderedPage {
+  constructor(
+    readonly itemsJson: string,
+    readonly pagination: Pagination,
+  ) {}
+}
+
 export interface Meta {
   request_id: string;
   api_version: string;
@@ -43,6 +54,11 @@ export function successEnvelope(payload: unknown): object {
     return { success: true, data: payload.items, meta: meta({ pagination: payload.pagination }) };
   }
   return { success: true, data: payload ?? null, meta: meta() };
+}
+
+/** The success envelope of a RenderedPage, as JSON text: its items spliced in unparsed. */
+export function renderedEnvelope(page: RenderedPage): string {
+  return `{"success":true,"data":${page.itemsJson},"meta":${JSON.stringify(meta({ pagination: page.pagination }))}}`;
 }
 
 export function errorEnvelope(code: string, message: string, field: string | null) {

@@ -11,6 +11,7 @@ import { Tickets1795600000000 } from './1795600000000-Tickets';
 import { Provisioning1795700000000 } from './1795700000000-Provisioning';
 import { RecurringBillingAutomation1795800000000 } from './1795800000000-RecurringBillingAutomation';
 import { NetworkSessions1795900000000 } from './1795900000000-NetworkSessions';
+import { ClaimInStatement1796000000000 } from './1796000000000-ClaimInStatement';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   Provisioning1795700000000,
   RecurringBillingAutomation1795800000000,
   NetworkSessions1795900000000,
+  ClaimInStatement1796000000000,
 ];

@@ -16,6 +16,7 @@ import { PrebuiltEnvelope, successEnvelope } from '../../common/envelope/envelop
 import { ApiError } from '../../common/errors/api-error';
 import { type IdempotencyClaim, requestContext } from '../../common/request-context';
 import { IdempotencyKey } from './idempotency-key.entity';
+import { claimCte, isKeyHeld } from './idempotency.repository';
 import { IdempotencyService, type KeyScope, requestFingerprint } from './idempotency.service';
 import { replayFormOf } from './replay-form';
 
@@ -99,6 +100,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
         await this.store.complete(manager, scope, status, successEnvelope(replayFormOf(answer)));
         claim.stored = { answer };
       },
+      inStatement: (answer) => ({
+        ctes: claimCte,
+        params: this.store.claimParams(scope, fingerprint, status, successEnvelope(replayFormOf(answer))),
+      }),
     };
     // Handed to the handler's transaction explicitly: @Auth() copies it into the AuthContext the handler passes to
     // TransactionRunner.run; nothing reads it from the request context after that.
@@ -116,7 +121,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
             if (row) {
               return of(this.answerFromStored(row, fingerprint, context));
             }
-            if (error instanceof KeyHeldElsewhere) {
+            if (error instanceof KeyHeldElsewhere || isKeyHeld(error)) {
               throw new ApiError(
                 'idempotency_request_in_progress',
                 'A request with this idempotency key is still being processed; retry shortly.',

@@ -61,6 +61,11 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
     return this.keysRepository.claim(manager, scope, fingerprint, IDEMPOTENCY_TTL_MS);
   }
 
+  /** The parameters of a claim made in the effect's own statement (claimCte), with the answer it stores. */
+  claimParams(scope: KeyScope, fingerprint: string, status: number, body: object): unknown[] {
+    return this.keysRepository.claimParams(scope, fingerprint, IDEMPOTENCY_TTL_MS, status, body);
+  }
+
   /** The last statement of the effect's transaction: the answer a replay will give. */
   complete(manager: EntityManager, scope: KeyScope, status: number, body: object): Promise<void> {
     return this.keysRepository.complete(manager, scope, status, body);

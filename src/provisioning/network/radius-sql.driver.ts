@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { Batcher } from '../../common/batcher';
 import { OrderAction } from '../service-status';
 import {
   SessionOutcome,
@@ -86,6 +87,8 @@ const SEVERITY = [
   SessionOutcome.NoSession,
 ];
 
+const REACHES_SESSIONS = [OrderAction.Suspend, OrderAction.Terminate, OrderAction.ChangePlan];
+
 /**
  * NETWORK_DRIVER=radius-sql, the default: writes FreeRADIUS's standard SQL tables, one username per transaction, so
  * the next login gets the service's new answer; then, for a subscriber already online, asks the NAS of each open
@@ -95,7 +98,29 @@ const SEVERITY = [
 export class RadiusSqlDriver implements NetworkDriver {
   readonly name = 'radius-sql';
   private readonly logger = new Logger('RadiusSqlDriver');
-  private groupsReady = false;
+  /** Written once per process, by the first order; the orders beside it wait for that write rather than repeat it. */
+  private groupsReady: Promise<void> | null = null;
+  /**
+   * The orders the worker carries out side by side write their usernames in one transaction; when it fails, each is
+   * written again on its own, so one bad row fails its order alone.
+   */
+  private readonly writes = new Batcher<{ username: string; user: RadiusUser | null }, Error | null>(
+    async (entries) => {
+      try {
+        await this.radius.rewriteMany(entries);
+        return entries.map(() => null);
+      } catch {
+        return Promise.all(
+          entries.map(({ username, user }) =>
+            this.radius.rewrite(username, user).then(
+              () => null,
+              (error: Error) => error,
+            ),
+          ),
+        );
+      }
+    },
+  );
 
   constructor(
     private readonly radius: RadiusRepository,
@@ -105,12 +130,22 @@ export class RadiusSqlDriver implements NetworkDriver {
   async apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<DriverOutcome> {
     let sessions: RadiusSession[];
     try {
-      if (!this.groupsReady) {
-        await this.radius.ensureSuspendedGroup();
-        this.groupsReady = true;
+      this.groupsReady ??= this.radius.ensureSuspendedGroup().catch((error: unknown) => {
+        this.groupsReady = null;
+        throw error;
+      });
+      await this.groupsReady;
+      const failed = await this.writes.submit({
+        username: service.radiusUsername,
+        user: radiusUser(service, plan),
+      });
+      if (failed) {
+        throw failed;
       }
-      await this.radius.rewrite(service.radiusUsername, radiusUser(service, plan));
-      sessions = await this.radius.openSessions(service.radiusUsername);
+      // Only a Disconnect or a CoA needs the sessions.
+      sessions = REACHES_SESSIONS.includes(order.action)
+        ? await this.radius.openSessions(service.radiusUsername)
+        : [];
     } catch (error) {
       // The RADIUS database unreachable, a lock timeout, a failover: worth another try later.
       throw new DriverError(`radius-sql: ${(error as Error).message}`, true);
