@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import request from 'supertest';
 import {
   activeCustomer,
@@ -11,6 +12,7 @@ import {
   expectedRows,
   fail,
   getRules,
+  holdHorizon,
   invoiceDue,
   invoicesOf,
   listRules,
@@ -58,6 +60,7 @@ import {
 } from './support/provisioning-factory';
 import { createSubscriber, getSubscriber } from './support/subscriber-factory';
 import type { Ticket } from './support/ticket-factory';
+import { startThrowawayCluster, type ThrowawayCluster } from './support/provisioning-process';
 import { createTenantWithToken, type TenantWithToken, type TestApp } from './support/test-app';
 
 /** Issue #16: the automation rules, their switches, and rule 5 (failed provisioning → ticket). */
@@ -579,6 +582,86 @@ describe('Automation: rules', () => {
       await settle();
       expect(await listAll<Ticket>(t, b.token, '/api/v1/tickets')).toEqual([]);
       expect(await listAll<Ticket>(t, a.token, '/api/v1/tickets')).toHaveLength(1);
+    });
+  });
+
+  /**
+   * The automation reads events only from transactions older than every one still running, while the rules read the
+   * state as it is now: an order's end can reach it after the subscriber's later change is written, but before that
+   * change's own event. The race needs transactions side by side, which the embedded database (one at a time) never
+   * runs: there, these tests run on a throw-away PostgreSQL cluster of their own.
+   */
+  describe('service_follows_subscriber when the log reaches it late', () => {
+    let u: TestApp;
+    let uDriver: ScriptedDriver;
+    let cluster: ThrowawayCluster | undefined;
+
+    beforeAll(async () => {
+      if (process.env.TEST_EMBEDDED_DATABASE !== 'true') {
+        // The suite's own app: a second one on the same database would share its orders with another driver.
+        u = t;
+        uDriver = driver;
+        return;
+      }
+      cluster = await startThrowawayCluster(randomInt(20_000, 30_000));
+      u = await startAutomationApp(new TestClock(CLOCK_START), {
+        DATABASE_URL: cluster.url,
+        DATABASE_POOL_MAX: '10',
+      });
+      uDriver = scriptDriver(u);
+    });
+
+    afterAll(async () => {
+      if (cluster) {
+        uDriver?.restore();
+        await u?.close();
+        await cluster.stop();
+      }
+    });
+
+    it('should order once when it reads an order’s end after the subscriber’s later suspension, leaving that change to its own event', async () => {
+      const isp = await createTenantWithToken(u, ['admin']);
+      const url = cluster?.url ?? process.env.DATABASE_URL!;
+      // The activation's end reaches the automation only once the suspension is written, and the suspension's own
+      // event later still (a race CI met): the order's end must not order what the status change will.
+      const beforeActivation = await holdHorizon(url);
+      let beforeSuspension: Awaited<ReturnType<typeof holdHorizon>> | undefined;
+      try {
+        const { subscriber, service } = await activeCustomer(u, isp.token);
+        uDriver.script(
+          service.radius_username,
+          ...Array.from({ length: 10 }, () => fail('BRAS unreachable')),
+        );
+        beforeSuspension = await holdHorizon(url);
+        await moveSubscriber(u, isp.token, subscriber.id, 'suspended', 'manual');
+        await beforeActivation.release();
+        await settle(1000);
+        await beforeSuspension.release();
+
+        const failed = await eventually(
+          'the suspend order failed',
+          async () => (await ordersOf(u, isp.token, service.id)).find((row) => row.status === 'failed'),
+          (order) => order !== undefined,
+        );
+        expect((await orderCreatedEvent(u, isp.token, failed!.id)).actor).toEqual(
+          automationActor('service_follows_subscriber'),
+        );
+        await eventually(
+          'a ticket for the failed order',
+          () => ticketsOf(u, isp.token, subscriber.id),
+          (tickets) => tickets.length > 0,
+        );
+        await settle(1500);
+        expect(
+          (await ordersOf(u, isp.token, service.id)).map((order) => `${order.action} ${order.status}`),
+        ).toEqual(['activate completed', 'suspend failed']);
+        expect((await ticketsOf(u, isp.token, subscriber.id)).map((row) => row.subject)).toEqual([
+          `Provisioning failed: suspend of service ${service.id}`,
+        ]);
+      } finally {
+        await beforeSuspension?.release();
+        await beforeActivation.release();
+      }
     });
   });
 });

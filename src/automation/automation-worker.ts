@@ -184,7 +184,12 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
       await this.services.followSubscriber(tx, event.tenantId, subscriberId, to, resume);
       return;
     }
-    // An order ended: a subscriber suspended or cancelled meanwhile gets what its change could not order then.
+    // An order ended: a subscriber suspended or cancelled meanwhile gets what its change could not order then. A change
+    // the log holds after this event is left to its own event: the state read here already shows it, and acting on it
+    // from both would order it twice (the second after the first had failed, say).
+    if (await this.automation.statusChangedAfter(tx.manager, event, subscriberId)) {
+      return;
+    }
     const subscriber = await this.subscribers.findIn(tx.manager, event.tenantId, subscriberId);
     if (subscriber && [SubscriberStatus.Suspended, SubscriberStatus.Cancelled].includes(subscriber.status)) {
       // A failed order's own action is not ordered again: the failure opened a ticket (failed_provisioning) for a

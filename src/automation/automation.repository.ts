@@ -116,6 +116,20 @@ export class AutomationRepository {
     }));
   }
 
+  /**
+   * Whether the log holds a status change of the subscriber after `event` (in the log's order): one still ahead of the
+   * consumer, which its own event will act on.
+   */
+  async statusChangedAfter(manager: EntityManager, event: LogEvent, subscriberId: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM events
+        WHERE tenant_id = $1 AND subject_id = $2 AND type = 'subscriber.status_changed' AND (tx_id, id) > ($3::bigint, $4)
+        LIMIT 1`,
+      [event.tenantId, subscriberId, event.txId, event.id],
+    );
+    return rows.length > 0;
+  }
+
   /** Open invoices past their due date (before `today`) not yet announced, of tenants with the rule on; locked. */
   overdueInvoices(manager: EntityManager, today: string, limit: number): Promise<Invoice[]> {
     return manager

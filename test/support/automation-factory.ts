@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import request, { type Response } from 'supertest';
 import { TestClock } from '../../src/common/clock';
 import {
@@ -193,6 +194,29 @@ function ensure(res: Response, status: number, what: string): void {
   if (res.status !== status) {
     throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
   }
+}
+
+/**
+ * Holds the automation's horizon on the database at `url`: a transaction with an id stays open (on a connection of its
+ * own), and the automation reads only events from transactions older than every one still running, so nothing
+ * written after this call reaches it until `release` (which may be called again: it releases once).
+ */
+export async function holdHorizon(url: string): Promise<{ release: () => Promise<void> }> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('SELECT pg_current_xact_id()');
+  let held = true;
+  return {
+    release: async () => {
+      if (!held) {
+        return;
+      }
+      held = false;
+      await client.query('COMMIT');
+      await client.end();
+    },
+  };
 }
 
 // ---------- automation rules ----------
