@@ -104,11 +104,13 @@ async function orderServices(
   subscriberIds: string[],
   count: number,
   parallel: number,
+  /** The first username's number (`user<first>`), for a second round of orders on the same tenant. */
+  first = 0,
 ): Promise<{ services: Service[]; orders: Order[] }> {
   const services: Service[] = [];
   const orders: Order[] = [];
   for (let start = 0; start < count; start += parallel) {
-    const batch = Array.from({ length: Math.min(parallel, count - start) }, (_, k) => start + k);
+    const batch = Array.from({ length: Math.min(parallel, count - start) }, (_, k) => first + start + k);
     const answers = await Promise.all(
       batch.map((i) => {
         const username = `user${String(i).padStart(3, '0')}`;
@@ -206,9 +208,10 @@ describe('Provisioning orders across a crash and across instances', () => {
 
   it('should complete every order exactly once after the worker is killed with SIGKILL mid-order and restarted', async () => {
     const SERVICES = 40;
+    const RECORDED = 10;
     const db = databaseUrl();
-    // Each apply writes the RADIUS rows and then holds the order 1 s before the worker records it: the kill lands
-    // between the network write and the completion of a batch (10 orders per pass).
+    // Each apply writes the RADIUS rows and then holds the order before the worker records it, so the kill lands
+    // between the network write and the completion of a batch.
     const slug = uniqueSlug('prov');
     // Held 2.5 s after the network write: long enough that the check below and the kill land inside the hold even
     // on a busy machine (the process also runs the automation and bill run workers); the lease outlasts it.
@@ -220,23 +223,40 @@ describe('Provisioning orders across a crash and across instances', () => {
     const tenant = await createTenant(first.url, slug);
     const planId = await createPlan(first.url, tenant.token);
     const subscriberIds = await createSubscribers(first.url, tenant.token, 4);
-    const { services, orders } = await orderServices(
+    const completed = async () =>
+      listAllAt<Order>(first.url, tenant.token, '/api/v1/provisioning-orders', { status: 'completed' });
+    // A first round, recorded; then the rest, written to the network and held: the worker claims every due order at
+    // once, so the two rounds are what leaves some orders recorded and others applied but not yet recorded.
+    const recorded = await orderServices(
       [first.url],
       tenant.token,
       planId,
       subscriberIds,
-      SERVICES,
-      SERVICES,
+      RECORDED,
+      RECORDED,
     );
-    const orderIds = orders.map((order) => order.id).sort();
+    await eventually(
+      async () => ((await completed()).length === RECORDED ? true : undefined),
+      30_000,
+      'the first round recorded',
+    );
+    const held = await orderServices(
+      [first.url],
+      tenant.token,
+      planId,
+      subscriberIds,
+      SERVICES - RECORDED,
+      SERVICES - RECORDED,
+      RECORDED,
+    );
+    const services = [...recorded.services, ...held.services];
+    const orderIds = [...recorded.orders, ...held.orders].map((order) => order.id).sort();
     const serviceIds = services.map((service) => service.id).sort();
 
     // Some orders are recorded, and the next ones are written to RADIUS and held: kill now.
     await eventually(
       async () => {
-        const done = await listAllAt<Order>(first.url, tenant.token, '/api/v1/provisioning-orders', {
-          status: 'completed',
-        });
+        const done = await completed();
         const applied = first.applied().filter((id) => orderIds.includes(id));
         return done.length > 0 && applied.length > done.length ? true : undefined;
       },
