@@ -1,7 +1,36 @@
-import request from 'supertest';
-import { expectSuccess } from './support/envelope';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import request, { type Response } from 'supertest';
+import { BootstrapService } from '../src/gateway/bootstrap.service';
+import { expectError, expectList, expectSuccess } from './support/envelope';
 import { bearer } from './support/factories';
 import { startTestApp, type TestApp } from './support/test-app';
+
+/** A loopback port free at the time of asking. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** The first answer of `url` + `path` once its port accepts connections. */
+async function firstAnswer(url: string, path: string): Promise<Response> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await request(url).get(path);
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
@@ -67,6 +96,40 @@ describe('Gateway info, health and docs', () => {
       const res = await request(t.http).get('/health/ready');
       expectSuccess(res);
       expect(res.body.data).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    });
+
+    it('should answer /health/ready 503 while the start has not yet registered the bootstrap token, and 200 once the token works', async () => {
+      // The port is bound before the bootstrap step; hold that step until the probe has answered.
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const original = BootstrapService.prototype.run;
+      const held = jest.spyOn(BootstrapService.prototype, 'run').mockImplementation(async function (
+        this: BootstrapService,
+      ) {
+        await gate;
+        return original.call(this);
+      });
+      const port = await freePort();
+      const token = `isk_test_${randomBytes(24).toString('hex')}`;
+      const starting = startTestApp({ API_BOOTSTRAP_TOKEN: token }, { port });
+      try {
+        const url = `http://127.0.0.1:${port}`;
+        const early = await firstAnswer(url, '/health/ready');
+        expectError(early, 503, 'service_unavailable');
+        expect(early.body.error.message).toBe('The server is still starting; retry shortly.');
+        expect(early.headers['retry-after']).toBe('1');
+        expectSuccess(await request(url).get('/health/live'));
+        release();
+        await starting;
+        const ready = await request(url).get('/health/ready');
+        expectSuccess(ready);
+        expect(ready.body.data).toEqual({ status: 'ok', checks: { database: 'ok' } });
+        expectList(await request(url).get('/api/v1/tenants').set(bearer(token)));
+      } finally {
+        release();
+        held.mockRestore();
+        await (await starting).close();
+      }
     });
 
     it('should answer health checks even with a bad token', async () => {

@@ -17,6 +17,7 @@ export const ADMIN_TOKEN_FILE = 'admin-token';
 @Injectable()
 export class BootstrapService {
   private readonly logger = new Logger('Bootstrap');
+  private finished = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -24,12 +25,21 @@ export class BootstrapService {
     private readonly tokens: TokensService,
   ) {}
 
+  /**
+   * Whether run() has finished: until then the port may be bound with no way in yet (the API_BOOTSTRAP_TOKEN not yet
+   * registered), so /health/ready answers 503.
+   */
+  get done(): boolean {
+    return this.finished;
+  }
+
   async run(): Promise<void> {
     if (this.config.bootstrapToken) {
       await this.ensureBootstrapToken(this.config.bootstrapToken);
     } else if (this.config.databaseUrl === null && (await this.tokens.countAll()) === 0) {
       await this.issueFirstAdminToken();
     }
+    this.finished = true;
   }
 
   private async ensureBootstrapToken(secret: string): Promise<void> {

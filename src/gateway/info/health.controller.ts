@@ -1,10 +1,12 @@
 import { Controller, Get } from '@nestjs/common';
 import { SkipThrottle } from '@nestjs/throttler';
 import { ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiError } from '../../common/errors/api-error';
 import { databaseUnavailableError } from '../../common/errors/postgres-errors';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope';
 import { Public } from '../../common/auth/auth.decorators';
 import { DatabaseHealth } from '../../database/database-health';
+import { BootstrapService } from '../bootstrap.service';
 import { ApiStringMap } from '../../common/swagger/api-types';
 
 class HealthDto {
@@ -18,7 +20,10 @@ class HealthDto {
 @SkipThrottle()
 @Controller('health')
 export class HealthController {
-  constructor(private readonly database: DatabaseHealth) {}
+  constructor(
+    private readonly database: DatabaseHealth,
+    private readonly bootstrap: BootstrapService,
+  ) {}
 
   @Get('live')
   @ApiOperation({ summary: 'The process is up' })
@@ -28,10 +33,20 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'The process can serve: the database answers' })
+  @ApiOperation({
+    summary: 'The process can serve: its start has finished and the database answers',
+    description:
+      'Answers 503 service_unavailable while the server is still starting: the port is bound before the ' +
+      'bootstrap token (API_BOOTSTRAP_TOKEN) is registered, and a request sent then would be refused.',
+  })
   @ApiEnvelope(HealthDto)
   @ApiErrors('service_unavailable')
   async getReadiness(): Promise<HealthDto> {
+    if (!this.bootstrap.done) {
+      throw new ApiError('service_unavailable', 'The server is still starting; retry shortly.', null, {
+        'Retry-After': '1',
+      });
+    }
     try {
       await this.database.ping();
     } catch {
