@@ -145,6 +145,29 @@ export async function waitForOpenOrders(db: Client, tenantId: string, timeoutMs:
   }
 }
 
+/**
+ * Waits until the server's automation has announced every seeded invoice past its due date (the overdue sweep: an
+ * `invoice.overdue` event and its effect row each), or `timeoutMs` passed; answers how many are left. The seed's
+ * history invoices are due in the past, and without this wait the sweep ran beside the first measured cases.
+ */
+export async function waitForOverdueSweep(db: Client, tenantId: string, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM invoices i
+        WHERE i.tenant_id = $1 AND i.status IN ('open', 'partially_paid')
+          AND i.due_date < (now() AT TIME ZONE 'UTC')::date
+          AND NOT EXISTS (SELECT 1 FROM automation_effects e
+                           WHERE e.tenant_id = i.tenant_id AND e.rule = 'overdue_invoices' AND e.subject_id = i.id)`,
+      [tenantId],
+    );
+    if (rows[0].n === 0 || Date.now() - started > timeoutMs) {
+      return rows[0].n;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 export async function prepareDatabase(
   db: Client,
   options: Options,
