@@ -186,12 +186,14 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     }
     // An order ended: a subscriber suspended or cancelled meanwhile gets what its change could not order then. A change
     // the log holds after this event is left to its own event: the state read here already shows it, and acting on it
-    // from both would order it twice (the second after the first had failed, say).
-    if (await this.automation.statusChangedAfter(tx.manager, event, subscriberId)) {
-      return;
-    }
+    // from both would order it twice (the second after the first had failed, say). The log is read after the state,
+    // so every change the state shows has its event in what the log read sees.
     const subscriber = await this.subscribers.findIn(tx.manager, event.tenantId, subscriberId);
-    if (subscriber && [SubscriberStatus.Suspended, SubscriberStatus.Cancelled].includes(subscriber.status)) {
+    if (
+      subscriber &&
+      [SubscriberStatus.Suspended, SubscriberStatus.Cancelled].includes(subscriber.status) &&
+      !(await this.automation.statusChangedAfter(tx.manager, event, subscriberId))
+    ) {
       // A failed order's own action is not ordered again: the failure opened a ticket (failed_provisioning) for a
       // person to look at, where a retry loop would fail and ticket forever.
       const order = event.data.object as { service_id: string; action: OrderAction };
