@@ -129,15 +129,11 @@ export async function skipSeededEvents(db: Client): Promise<void> {
   );
 }
 
-/** Waits until the tenant has no open provisioning order (the worker carried out what a case ordered). */
-export async function waitForOpenOrders(db: Client, tenantId: string, timeoutMs: number): Promise<number> {
+/** Counts with `sql` (one `n` column, the tenant as $1) every 250 ms until it is 0 or `timeoutMs` passed; the last count. */
+async function countDownTo0(db: Client, sql: string, tenantId: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const { rows } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM provisioning_orders
-        WHERE tenant_id = $1 AND status IN ('acknowledged', 'in_progress')`,
-      [tenantId],
-    );
+    const { rows } = await db.query<{ n: number }>(sql, [tenantId]);
     if (rows[0].n === 0 || Date.now() - started > timeoutMs) {
       return rows[0].n;
     }
@@ -145,27 +141,33 @@ export async function waitForOpenOrders(db: Client, tenantId: string, timeoutMs:
   }
 }
 
+/** Waits until the tenant has no open provisioning order (the worker carried out what a case ordered). */
+export function waitForOpenOrders(db: Client, tenantId: string, timeoutMs: number): Promise<number> {
+  return countDownTo0(
+    db,
+    `SELECT count(*)::int AS n FROM provisioning_orders
+      WHERE tenant_id = $1 AND status IN ('acknowledged', 'in_progress')`,
+    tenantId,
+    timeoutMs,
+  );
+}
+
 /**
  * Waits until the server's automation has announced every seeded invoice past its due date (the overdue sweep: an
  * `invoice.overdue` event and its effect row each), or `timeoutMs` passed; answers how many are left. The seed's
  * history invoices are due in the past, and without this wait the sweep ran beside the first measured cases.
  */
-export async function waitForOverdueSweep(db: Client, tenantId: string, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    const { rows } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM invoices i
-        WHERE i.tenant_id = $1 AND i.status IN ('open', 'partially_paid')
-          AND i.due_date < (now() AT TIME ZONE 'UTC')::date
-          AND NOT EXISTS (SELECT 1 FROM automation_effects e
-                           WHERE e.tenant_id = i.tenant_id AND e.rule = 'overdue_invoices' AND e.subject_id = i.id)`,
-      [tenantId],
-    );
-    if (rows[0].n === 0 || Date.now() - started > timeoutMs) {
-      return rows[0].n;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+export function waitForOverdueSweep(db: Client, tenantId: string, timeoutMs: number): Promise<number> {
+  return countDownTo0(
+    db,
+    `SELECT count(*)::int AS n FROM invoices i
+      WHERE i.tenant_id = $1 AND i.status IN ('open', 'partially_paid')
+        AND i.due_date < (now() AT TIME ZONE 'UTC')::date
+        AND NOT EXISTS (SELECT 1 FROM automation_effects e
+                         WHERE e.tenant_id = i.tenant_id AND e.rule = 'overdue_invoices' AND e.subject_id = i.id)`,
+    tenantId,
+    timeoutMs,
+  );
 }
 
 export async function prepareDatabase(
