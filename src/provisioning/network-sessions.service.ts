@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { addDays, daysBetween } from '../common/dates';
+import { addDays, daysBetween, daysFrom, MIN_DAY } from '../common/dates';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { decodeCursor, encodeCursor } from '../common/pagination';
@@ -54,7 +54,9 @@ export class NetworkSessionsService {
   async usage(tenantId: string, serviceId: string, query: UsageQueryDto): Promise<UsageDto> {
     const service = await this.services.get(tenantId, serviceId);
     const to = query.to ?? this.clock.today();
-    const from = query.from ?? addDays(to, -29);
+    // The default never reaches before the first day the API accepts.
+    const monthBefore = addDays(to, -29);
+    const from = query.from ?? (monthBefore < MIN_DAY ? MIN_DAY : monthBefore);
     if (from > to) {
       throw new ApiError('invalid_query', 'from must not be after to.', 'from');
     }
@@ -64,11 +66,11 @@ export class NetworkSessionsService {
     const used = new Map(
       (await this.radius.dailyUsage(windowOf(service), from, to)).map((day) => [day.day, day]),
     );
-    const days: UsageDto['days'] = [];
-    for (let day = from; day <= to; day = addDays(day, 1)) {
+    // Counted up front (at most MAX_USAGE_DAYS): a walk comparing day strings never ended past year 9999.
+    const days: UsageDto['days'] = daysFrom(from, daysBetween(from, to) + 1).map((day) => {
       const found = used.get(day);
-      days.push({ date: day, bytes_in: found?.bytesIn ?? 0, bytes_out: found?.bytesOut ?? 0 });
-    }
+      return { date: day, bytes_in: found?.bytesIn ?? 0, bytes_out: found?.bytesOut ?? 0 };
+    });
     return {
       service_id: service.id,
       from,

@@ -14,6 +14,9 @@ import { addFigures, type BatchFigures, BillingRunner, emptyFigures, runDay } fr
 import { BillingRunsRepository, type DueLocking } from './billing-runs.repository';
 import { BillingRunDto, newRun } from './dto/billing-run.dto';
 
+/** What a run reports for a subscriber an unexpected error kept from being billed (the error itself is logged). */
+export const UNBILLABLE_REASON = "could not be billed: an internal error, logged with this run's id";
+
 /**
  * Carries out bill runs and starts the scheduled ones. Each pass first lets the scheduler add the day's run of every
  * tenant with services (from BILLING_RUN_HOUR_UTC, one per tenant and day by a unique index, whichever instance
@@ -200,7 +203,14 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     try {
       return await this.runner.realBatch(run.id, leaseId, afterId, locking, skip, 1);
     } catch (error) {
-      const reason = (error as Error).message;
+      // The raw text (a database's, say) is for the log; the run, its API and its event carry a reason of ours.
+      this.logger.error({
+        msg: 'bill run could not bill a subscriber',
+        run_id: run.id,
+        subscriber_id: subscriberId,
+        err: (error as Error).message,
+      });
+      const reason = UNBILLABLE_REASON;
       await this.tx.run(SYSTEM_SCOPE, async (tx) => {
         const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
         if (locked) {

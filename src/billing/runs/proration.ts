@@ -1,4 +1,4 @@
-import { addDays, addMonths, daysBetween } from '../../common/dates';
+import { addDays, addMonths, daysBetween, daysFrom } from '../../common/dates';
 import type { InvoiceLine } from '../invoices/invoice.entity';
 
 /**
@@ -111,11 +111,7 @@ let period: { from: string; to: string; days: readonly string[] } | null = null;
 /** The days of [from, to), kept for the last period asked (a bill run asks the same one for every subscriber). */
 function daysOf(from: string, to: string): readonly string[] {
   if (period?.from !== from || period.to !== to) {
-    const days: string[] = [];
-    for (let day = from; day < to; day = addDays(day, 1)) {
-      days.push(day);
-    }
-    period = { from, to, days };
+    period = { from, to, days: daysFrom(from, daysBetween(from, to)) };
   }
   return period.days;
 }

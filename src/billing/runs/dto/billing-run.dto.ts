@@ -1,19 +1,29 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsOptional } from 'class-validator';
+import { IsBoolean, IsIn } from 'class-validator';
 import type { Actor } from '../../../common/request-context';
 import { PageQueryDto } from '../../../common/pagination';
 import { ApiInteger } from '../../../common/swagger/api-types';
-import { IsDateOnly } from '../../../common/validation/is-date-only';
+import { addDays, MAX_DAY } from '../../../common/dates';
+import { IsDateOnly, IsNotAfterDay } from '../../../common/validation/is-date-only';
+import { MAX_PAYMENT_TERMS_DAYS } from '../../profiles/dto/billing-profile.dto';
 import { BILLING_RUN_STATUSES, BillingRun, BillingRunStatus, BillingRunTrigger } from '../billing-run.entity';
+import { Optional } from '../../../common/validation/optional';
+
+/** The latest as_of: its period (a month) and its invoices' due dates (up to MAX_PAYMENT_TERMS_DAYS) end by MAX_DAY. */
+export const MAX_AS_OF = addDays(MAX_DAY, -MAX_PAYMENT_TERMS_DAYS);
 
 export class CreateBillingRunDto {
   @ApiPropertyOptional({
     example: '2026-12-01',
     description:
-      'The day billed (YYYY-MM-DD): subscribers whose billing day is this day of the month are invoiced for the period starting it. Default: today (UTC).',
+      'The day billed (YYYY-MM-DD): subscribers whose billing day is this day of the month are invoiced for the period starting it. Default: today (UTC). From 1900-01-01 to 9998-12-31: the period and its due dates end by 9999-12-31.',
   })
-  @IsOptional()
+  @Optional()
   @IsDateOnly()
+  @IsNotAfterDay(
+    MAX_AS_OF,
+    `a run bills the month from as_of and its invoices fall due up to ${MAX_PAYMENT_TERMS_DAYS} days later, and no date may pass ${MAX_DAY}`,
+  )
   as_of?: string;
 
   @ApiPropertyOptional({
@@ -21,14 +31,14 @@ export class CreateBillingRunDto {
     description:
       'Compute the same figures and write nothing: no invoice, ledger entry or event but the run itself.',
   })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   dry_run?: boolean;
 }
 
 export class ListBillingRunsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: BILLING_RUN_STATUSES })
-  @IsOptional()
+  @Optional()
   @IsIn(BILLING_RUN_STATUSES, { message: `status must be one of ${BILLING_RUN_STATUSES.join(', ')}` })
   status?: BillingRunStatus;
 }
