@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { InvoiceDto } from '../billing';
 import { Clock } from '../common/clock';
 import { daysBetween } from '../common/dates';
+import { isTransactionConflict } from '../common/errors/postgres-errors';
 import { automationScope, SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
@@ -138,14 +139,18 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
           }
           await tx
             .savepoint('automation_rule', () => this.react(tx.withScope(automationScope(rule)), rule, event))
-            .catch((error: Error) =>
+            .catch((error: Error) => {
+              // A deadlock lost inside the rule: the whole batch runs again (TransactionRunner), the rule not skipped.
+              if (isTransactionConflict(error)) {
+                throw error;
+              }
               this.logger.warn({
                 msg: 'automation rule failed',
                 rule,
                 event_id: event.id,
                 err: error.message,
-              }),
-            );
+              });
+            });
         }
       }
       const last = events[events.length - 1];

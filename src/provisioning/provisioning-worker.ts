@@ -173,8 +173,10 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
 
   /**
    * Each order completed and its service moved, all in one transaction, for the orders whose claim still holds: the
-   * orders are written first, only where the claim holds (which locks them), then their services are locked in id
-   * order and moved, as the single-order path took them.
+   * services of the batch are locked first, in id order, then the orders are written, only where the claim holds
+   * (which locks them), and the services moved. A deadlock or serialization failure re-runs the whole transaction
+   * (TransactionRunner); one that outlasts the retries fails the pass, and the orders, still claimed, are taken again
+   * once their lease ends: none is lost.
    */
   private async completeMany(batch: Completion[]): Promise<void[]> {
     // The business clock: a bill run prorates by the day an order completed.
@@ -193,15 +195,17 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
       }),
     }));
     await this.tx.run(SYSTEM_SCOPE, async (tx) => {
-      const held = new Set(await this.orders.completeClaimed(tx.manager, completed));
+      // Lock order (docs/decisions.md "One lock order"): services in id order, then their orders, as update() and
+      // act() take them; orders first deadlocked with a PATCH holding the service and waiting on the order.
       const services = new Map(
         (
           await this.services.lockForUpdateMany(
             tx.manager,
-            completed.filter(({ order }) => held.has(order.id)).map(({ order }) => order.serviceId),
+            completed.map(({ order }) => order.serviceId),
           )
         ).map((service) => [`${service.tenantId}/${service.id}`, service]),
       );
+      const held = new Set(await this.orders.completeClaimed(tx.manager, completed));
       const moved: Service[] = [];
       const events: NewEvent[] = [];
       batch.forEach(({ status }, index) => {

@@ -73,3 +73,23 @@ export function databaseUnavailableError(
 ): ApiError {
   return new ApiError('service_unavailable', message, null, { 'Retry-After': '1' });
 }
+
+/**
+ * Postgres codes of a transaction that lost a race it can win when run again from the start: deadlock_detected
+ * (40P01) and serialization_failure (40001). TransactionRunner retries these; one that escapes it answers 503.
+ */
+const CONFLICT_CODES = new Set(['40P01', '40001']);
+
+/** True when the error is a deadlock or a serialization failure (TypeORM's QueryFailedError or pg's own error). */
+export function isTransactionConflict(error: unknown): boolean {
+  const causes = [error, (error as { driverError?: unknown } | null)?.driverError];
+  return causes.some((cause) => {
+    const code = (cause as { code?: unknown } | null)?.code;
+    return typeof code === 'string' && CONFLICT_CODES.has(code);
+  });
+}
+
+/** The answer to a transaction that kept losing races after its retries: 503, retry in a second. */
+export function transactionConflictError(): ApiError {
+  return databaseUnavailableError('The request kept colliding with concurrent changes; retry shortly.');
+}
