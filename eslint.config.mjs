@@ -31,6 +31,16 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/unbound-method': 'off',
+      // IsOptional lets null through to services that test `!== undefined` (issue 27, item 4). A syntax rule, since
+      // eslint.boundaries.mjs owns no-restricted-imports (its options do not merge across config objects).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "ImportDeclaration[source.value='class-validator'] ImportSpecifier[imported.name='IsOptional']",
+          message: 'Use Optional() or OptionalNullable() from src/common/validation/optional.',
+        },
+      ],
     },
   },
   {

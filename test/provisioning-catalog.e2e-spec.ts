@@ -318,9 +318,9 @@ describe('Provisioning: plans and services', () => {
       ['a two-letter currency', { currency: 'US' }, 422, 'validation_failed', 'currency'],
       ['a numeric currency', { currency: 840 }, 422, 'validation_failed', 'currency'],
       ['a weekly billing_period', { billing_period: 'weekly' }, 422, 'validation_failed', 'billing_period'],
-      ['a null billing_period', { billing_period: null }, 400, 'missing_field', 'billing_period'],
+      ['a null billing_period', { billing_period: null }, 422, 'validation_failed', 'billing_period'],
       ['a string active', { active: 'yes' }, 422, 'validation_failed', 'active'],
-      ['a null active', { active: null }, 400, 'missing_field', 'active'],
+      ['a null active', { active: null }, 422, 'validation_failed', 'active'],
       ['an id', { id: 'plan_mine' }, 400, 'unknown_field', 'id'],
       ['an unknown field', { colour: 'blue' }, 400, 'unknown_field', 'colour'],
     ])('should refuse %s', async (_case, fields, status, code, field) => {
@@ -400,7 +400,7 @@ describe('Provisioning: plans and services', () => {
 
     it.each([
       ['a blank name', { name: ' ' }, 422, 'validation_failed', 'name'],
-      ['a null name', { name: null }, 400, 'missing_field', 'name'],
+      ['a null name', { name: null }, 422, 'validation_failed', 'name'],
       ['a download_kbps of 0', { download_kbps: 0 }, 422, 'validation_failed', 'download_kbps'],
       ['a fractional upload_kbps', { upload_kbps: 2.5 }, 422, 'validation_failed', 'upload_kbps'],
       ['a negative price', { price: -5 }, 422, 'validation_failed', 'price'],
@@ -1191,7 +1191,7 @@ describe('Provisioning: plans and services', () => {
 
     it.each([
       ['a short pppoe_password', { pppoe_password: 'short' }, 422, 'validation_failed', 'pppoe_password'],
-      ['a null pppoe_password', { pppoe_password: null }, 400, 'missing_field', 'pppoe_password'],
+      ['a null pppoe_password', { pppoe_password: null }, 422, 'validation_failed', 'pppoe_password'],
       ['a loopback static_ipv4', { static_ipv4: '127.0.0.1' }, 422, 'validation_failed', 'static_ipv4'],
       ['a malformed cpe_mac', { cpe_mac: 'aa:bb' }, 422, 'validation_failed', 'cpe_mac'],
       [

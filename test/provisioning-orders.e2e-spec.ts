@@ -438,8 +438,8 @@ describe('Provisioning orders carried out by the worker', () => {
       ['change_plan without plan_id', 400, 'missing_field', () => ({ action: 'change_plan' })],
       [
         'change_plan with a null plan_id',
-        400,
-        'missing_field',
+        422,
+        'validation_failed',
         () => ({ action: 'change_plan', plan_id: null }),
       ],
       [

@@ -109,7 +109,7 @@ describe('Tickets: SLA settings', () => {
       ['1.5 hours', { due_hours: { normal: 1.5 } }, 422, 'validation_failed', 'due_hours.normal'],
       ['a string "12"', { due_hours: { high: '12' } }, 422, 'validation_failed', 'due_hours.high'],
       ['a boolean', { due_hours: { normal: true } }, 422, 'validation_failed', 'due_hours.normal'],
-      ['null', { due_hours: { urgent: null } }, 400, 'missing_field', 'due_hours.urgent'],
+      ['null', { due_hours: { urgent: null } }, 422, 'validation_failed', 'due_hours.urgent'],
       ['an unknown priority', { due_hours: { critical: 1 } }, 400, 'unknown_field', 'due_hours.critical'],
       ['due_hours as a number', { due_hours: 12 }, 422, 'validation_failed', 'due_hours'],
       ['due_hours as a string', { due_hours: 'high' }, 422, 'validation_failed', 'due_hours'],

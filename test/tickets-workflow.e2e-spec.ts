@@ -170,14 +170,14 @@ describe('Tickets: status workflow', () => {
     });
 
     it.each(['on_hold', 'cancelled'] as const)(
-      'should answer 400 missing_field reason for → %s with reason null',
+      'should answer 422 validation_failed reason for → %s with reason null (an optional field is never null)',
       async (to) => {
         const ticket = await ticketIn('open');
         const res = await request(t.http)
           .post(`/api/v1/tickets/${ticket.id}/status`)
           .set(bearer(desk.token))
           .send({ status: to, reason: null });
-        expectError(res, 400, 'missing_field', 'reason');
+        expectError(res, 422, 'validation_failed', 'reason');
         expect((await getTicket(ticket.id)).status).toBe('open');
       },
     );

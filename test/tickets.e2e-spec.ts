@@ -526,7 +526,7 @@ describe('Tickets: create, edit, isolation, scopes, idempotency', () => {
       ['a number', { number: 9 }, 400, 'unknown_field', 'number'],
       ['a due_at', { due_at: '2030-01-01T00:00:00.000Z' }, 400, 'unknown_field', 'due_at'],
       ['an unknown field', { colour: 'red' }, 400, 'unknown_field', 'colour'],
-      ['a null subject', { subject: null }, 400, 'missing_field', 'subject'],
+      ['a null subject', { subject: null }, 422, 'validation_failed', 'subject'],
       ['a whitespace subject', { subject: '  ' }, 422, 'validation_failed', 'subject'],
       ['a subject of 201', { subject: longString(201) }, 422, 'validation_failed', 'subject'],
       [

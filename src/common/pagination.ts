@@ -1,15 +1,17 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDateString, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { Page } from './envelope/envelope';
 import { ApiError } from './errors/api-error';
 import { ApiInteger } from './swagger/api-types';
+import { IsTimestamp } from './validation/is-date-only';
+import { Optional } from './validation/optional';
 
 /** Query parameters every list accepts. List DTOs extend this class. */
 export class PageQueryDto {
   @ApiInteger({ required: false, minimum: 1, maximum: 100, default: 20, description: 'Page size.' })
-  @IsOptional()
+  @Optional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -17,19 +19,19 @@ export class PageQueryDto {
   limit: number = 20;
 
   @ApiPropertyOptional({ description: 'The `next_cursor` of the previous page.' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(512)
   starting_after?: string;
 
   @ApiPropertyOptional({ description: 'Only records created at or after this instant (ISO 8601).' })
-  @IsOptional()
-  @IsDateString({ strict: true })
+  @Optional()
+  @IsTimestamp()
   created_gte?: string;
 
   @ApiPropertyOptional({ description: 'Only records created before this instant (ISO 8601).' })
-  @IsOptional()
-  @IsDateString({ strict: true })
+  @Optional()
+  @IsTimestamp()
   created_lt?: string;
 }
 

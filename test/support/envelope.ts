@@ -35,7 +35,13 @@ export function expectList(res: Response): void {
   expectMeta(res);
 }
 
-/** A SPEC 2.5 failure envelope: exactly success:false, error{code, message, field} and meta. */
+/** The codes whose answers carry error.details (docs/decisions.md). */
+export const VALIDATION_CODES = ['missing_field', 'unknown_field', 'validation_failed', 'invalid_query'];
+
+/**
+ * A SPEC 2.5 failure envelope: exactly success:false, error{code, message, field} and meta; error.details too (each
+ * {code, message, field}, the first being error's own) when the code is a validation one.
+ */
 export function expectError(res: Response, status: number, code: string, field: string | null = null): void {
   expect({ status: res.status, code: res.body?.error?.code, field: res.body?.error?.field }).toEqual({
     status,
@@ -44,9 +50,20 @@ export function expectError(res: Response, status: number, code: string, field: 
   });
   expect(Object.keys(res.body).sort()).toEqual(['error', 'meta', 'success']);
   expect(res.body.success).toBe(false);
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'field', 'message']);
+  const { details, ...error } = res.body.error;
+  expect(Object.keys(error).sort()).toEqual(['code', 'field', 'message']);
   expect(typeof res.body.error.message).toBe('string');
   expect(res.body.error.message.length).toBeGreaterThan(0);
+  // A validation failure lists every failure in details, its own first; other failures carry none.
+  if (VALIDATION_CODES.includes(code)) {
+    expect(Array.isArray(details)).toBe(true);
+    expect(details[0]).toEqual(error);
+    for (const detail of details) {
+      expect(Object.keys(detail).sort()).toEqual(['code', 'field', 'message']);
+    }
+  } else {
+    expect(details).toBeUndefined();
+  }
   expectMeta(res);
 }
 

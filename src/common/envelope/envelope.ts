@@ -61,6 +61,22 @@ export function renderedEnvelope(page: RenderedPage): string {
   return `{"success":true,"data":${page.itemsJson},"meta":${JSON.stringify(meta({ pagination: page.pagination }))}}`;
 }
 
-export function errorEnvelope(code: string, message: string, field: string | null) {
-  return { success: false as const, error: { code, message, field }, meta: meta() };
+export interface ErrorDetailBody {
+  code: string;
+  message: string;
+  field: string | null;
+}
+
+/** The failure envelope; `details` (every failure, the first being error's own) only when given. */
+export function errorEnvelope(
+  code: string,
+  message: string,
+  field: string | null,
+  details?: ErrorDetailBody[],
+) {
+  return {
+    success: false as const,
+    error: { code, message, field, ...(details && { details }) },
+    meta: meta(),
+  };
 }

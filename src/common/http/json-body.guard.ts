@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { json } from 'express';
 import { ApiError } from '../errors/api-error';
+import { inexactNumber, type InexactNumber } from './json-numbers';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deeper than any body the API accepts (a few levels), shallow enough for every recursive walk of the body. */
@@ -11,6 +12,10 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
 class TooDeep extends Error {}
+
+/** A number the body holds that parsing would change, found on the raw text before parsing (JSON.parse loses it). */
+const INEXACT = Symbol('inexactNumber');
+type ScannedRequest = Request & { [INEXACT]?: InexactNumber | null };
 
 /**
  * Whether the JSON text nests arrays/objects deeper than `max`: one pass over the bytes, brackets inside strings
@@ -49,10 +54,12 @@ const parse = json({
   limit: MAX_BODY_BYTES,
   type: () => true,
   strict: true,
-  verify: (_req, _res, bytes) => {
+  verify: (req, _res, bytes) => {
     if (jsonDeeperThan(bytes, MAX_JSON_DEPTH)) {
       throw new TooDeep();
     }
+    // Kept, not thrown: a body that is not JSON at all is invalid_json (400) before any of its numbers is a 422.
+    (req as ScannedRequest)[INEXACT] = inexactNumber(bytes.toString('utf8'));
   },
 });
 
@@ -71,6 +78,10 @@ function readJsonBody(req: Request, res: Response): Promise<void> {
   }
   return new Promise((resolve, reject) => {
     parse(req, res, (error?: { type?: string }) => {
+      const inexact = (req as ScannedRequest)[INEXACT];
+      if (!error && inexact) {
+        return reject(new ApiError('validation_failed', inexact.message, inexact.path || null));
+      }
       if (!error) {
         return resolve();
       }

@@ -1,7 +1,8 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { ApiError } from '../errors/api-error';
+import { ApiError, type ErrorDetail } from '../errors/api-error';
+import { isOptionalProperty } from './optional';
 import { problemAt } from './value-problem';
 
 interface Flattened {
@@ -10,13 +11,23 @@ interface Flattened {
   property: string;
   value: unknown;
   constraints: Record<string, string>;
+  /** The object the property belongs to (the body, or a nested object of it). */
+  target: object | undefined;
 }
 
 function flatten(errors: ValidationError[], parent = ''): Flattened[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
     const own: Flattened[] = error.constraints
-      ? [{ field, property: error.property, value: error.value, constraints: error.constraints }]
+      ? [
+          {
+            field,
+            property: error.property,
+            value: error.value,
+            constraints: error.constraints,
+            target: error.target,
+          },
+        ]
       : [];
     return [...own, ...flatten(error.children ?? [], field)];
   });
@@ -56,8 +67,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Keys no DTO has and class-transformer mistakes for the object's own machinery. */
-const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/**
+ * Keys no DTO has and class-transformer mistakes for the object's own machinery: it silently drops a metadata key
+ * named `valueOf` or `toString`, so they are refused rather than lost.
+ */
+const RESERVED_KEYS = new Set(['__proto__', 'prototype', ...Object.getOwnPropertyNames(Object.prototype)]);
 
 /** What makes a value unstorable or unsafe to map, and where (a dotted path). */
 interface TextProblem {
@@ -94,7 +108,9 @@ function textProblem(value: unknown, path: string): TextProblem | null {
 const PROBLEMS: Record<TextProblem['kind'], string> = {
   nul: 'Text may not contain NUL characters.',
   surrogate: 'Text must be Unicode: a lone UTF-16 surrogate (an unpaired \\ud800–\\udfff escape) is not.',
-  reserved: '__proto__, constructor and prototype are not fields of this API.',
+  reserved:
+    'Names of the JavaScript object machinery (__proto__, constructor, prototype, valueOf, toString, …) are not ' +
+    'fields or keys of this API.',
 };
 
 function rejectUnstorableText(value: unknown, metadata: ArgumentMetadata): void {
@@ -142,21 +158,44 @@ export class ApiValidationPipe implements PipeTransform {
     if (errors.length === 0) {
       return instance;
     }
-
-    const unknown = errors.find((e) => 'whitelistValidation' in e.constraints);
-    if (unknown) {
-      throw new ApiError(
-        isQuery ? 'invalid_query' : 'unknown_field',
-        isQuery ? `Unknown query parameter ${unknown.field}.` : `Unknown field ${unknown.field}.`,
-        unknown.field,
-      );
-    }
-    // class-validator skips optional properties when absent, so an absent value here is a required one.
-    const missing = errors.find((e) => e.value === undefined || e.value === null);
-    if (missing && !isQuery) {
-      throw new ApiError('missing_field', `${missing.field} is required.`, missing.field);
-    }
-    const { field, message } = failureOf(errors[0]);
-    throw new ApiError(isQuery ? 'invalid_query' : 'validation_failed', message, field);
+    // Every failure, in the order the first is chosen: an unknown field, then a missing one, then a wrong value.
+    const details = errors
+      .map((error) => detailOf(error, isQuery))
+      .sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind))
+      .map(({ code, message, field }) => ({ code, message, field }));
+    const [first] = details;
+    const error = new ApiError(first.code, first.message, first.field);
+    error.details = details;
+    throw error;
   }
+}
+
+type Kind = 'unknown' | 'missing' | 'value';
+const ORDER: Kind[] = ['unknown', 'missing', 'value'];
+
+/** What one failed property is: an unknown field (400), a required one absent or null (400), or a wrong value. */
+function detailOf(error: Flattened, isQuery: boolean): ErrorDetail & { kind: Kind } {
+  if ('whitelistValidation' in error.constraints) {
+    return {
+      kind: 'unknown',
+      code: isQuery ? 'invalid_query' : 'unknown_field',
+      message: isQuery ? `Unknown query parameter ${error.field}.` : `Unknown field ${error.field}.`,
+      field: error.field,
+    };
+  }
+  const code = isQuery ? 'invalid_query' : 'validation_failed';
+  // class-validator skips an optional property when absent (and a nullable one when null): what is left is required.
+  const optional = isOptionalProperty(error.target, error.property);
+  if (!isQuery && (error.value === undefined || (error.value === null && !optional))) {
+    return {
+      kind: 'missing',
+      code: 'missing_field',
+      message: `${error.field} is required.`,
+      field: error.field,
+    };
+  }
+  if (error.value === null) {
+    return { kind: 'value', code, message: `${error.field} must not be null`, field: error.field };
+  }
+  return { kind: 'value', code, ...failureOf(error) };
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiInteger } from '../../common/swagger/api-types';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
@@ -13,6 +13,7 @@ import {
   type ServiceAction,
 } from '../service-status';
 import { ServiceDto } from './service.dto';
+import { Optional } from '../../common/validation/optional';
 
 export class ServiceActionDto {
   @ApiProperty({ enum: SERVICE_ACTIONS, example: OrderAction.Suspend })
@@ -24,38 +25,38 @@ export class ServiceActionDto {
     type: String,
     description: 'The new plan: change_plan only.',
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(64)
   plan_id?: string | null;
 
   @ApiPropertyOptional({ example: 'non_payment', maxLength: 500 })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(500)
   reason?: string;
 }
 
 export class ListOrdersQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(64)
   service_id?: string;
 
   @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(64)
   subscriber_id?: string;
 
   @ApiPropertyOptional({ enum: ORDER_STATUSES })
-  @IsOptional()
+  @Optional()
   @IsIn(ORDER_STATUSES, { message: `status must be one of ${ORDER_STATUSES.join(', ')}` })
   status?: OrderStatus;
 
   @ApiPropertyOptional({ enum: ORDER_ACTIONS })
-  @IsOptional()
+  @Optional()
   @IsIn(ORDER_ACTIONS, { message: `action must be one of ${ORDER_ACTIONS.join(', ')}` })
   action?: OrderAction;
 }

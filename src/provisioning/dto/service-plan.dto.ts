@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, IsOptional, Max, Min, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { MAX_AMOUNT } from '../../common/money';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiInteger, ApiMoney } from '../../common/swagger/api-types';
 import { IsCurrency } from '../../common/validation/is-currency';
 import { IsTrimmedText } from '../../common/validation/text';
 import type { ServicePlan } from '../provisioning.entity';
+import { Optional } from '../../common/validation/optional';
 
 /**
  * Billing periods a plan may have. Bill runs invoice monthly: a quarterly or yearly plan is billed each month its share
@@ -97,7 +98,7 @@ export class UpdateServicePlanDto {
 
 export class ListServicePlansQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['true', 'false'] })
-  @IsOptional()
+  @Optional()
   @IsIn(['true', 'false'], { message: 'active must be true or false' })
   active?: 'true' | 'false';
 }

@@ -1,10 +1,11 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
+import { IsIn, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { IsFreeText, IsTrimmedText, Trim } from '../../common/validation/text';
 import type { Service } from '../provisioning.entity';
 import { SERVICE_STATUSES, ServiceStatus } from '../service-status';
 import { IsMacAddress, IsUnicastIpv4, PPPOE_PASSWORD, PPPOE_USERNAME } from './service-fields';
+import { Optional, OptionalNullable } from '../../common/validation/optional';
 
 const PASSWORD_DESCRIPTION =
   'Write-only: 8–128 printable ASCII characters, kept for the network to check and never returned, logged or sent ' +
@@ -33,7 +34,7 @@ export class CreateServiceDto {
     example: '203.0.113.10',
     description: 'A unicast IPv4 address; unique among the tenant’s services that are not terminated.',
   })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsUnicastIpv4()
   static_ipv4?: string;
@@ -42,12 +43,12 @@ export class CreateServiceDto {
     example: 'AA-BB-CC-00-11-22',
     description: 'Any usual form; answered as aa:bb:cc:00:11:22.',
   })
-  @IsOptional()
+  @Optional()
   @IsMacAddress()
   cpe_mac?: string;
 
   @ApiPropertyOptional({ example: '12 Fibre Lane, Springfield', maxLength: 500 })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(500)
   installation_address?: string;
 }
@@ -55,56 +56,61 @@ export class CreateServiceDto {
 /** PATCH: what the network sees (password, static IP) produces a modify order; cpe_mac and the address do not. */
 export class UpdateServiceDto {
   @ApiPropertyOptional({ example: 'battery-staple-7', writeOnly: true, description: PASSWORD_DESCRIPTION })
-  // Never cleared: null is refused (400 missing_field), not written.
+  // Never cleared: null is refused (422 validation_failed), not written.
   @ValidateIf((_object, value) => value !== undefined)
   @IsString()
   @Matches(PPPOE_PASSWORD, { message: 'pppoe_password must be 8 to 128 printable ASCII characters' })
   pppoe_password?: string;
 
   @ApiPropertyOptional({ example: '203.0.113.11', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @Trim()
   @IsUnicastIpv4()
   static_ipv4?: string | null;
 
   @ApiPropertyOptional({ example: 'aa:bb:cc:00:11:23', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @IsMacAddress()
   cpe_mac?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 500 })
-  @IsOptional()
+  @OptionalNullable()
   @IsFreeText(500)
   installation_address?: string | null;
 }
 
 export class ListServicesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(64)
   subscriber_id?: string;
 
   @ApiPropertyOptional({ enum: SERVICE_STATUSES })
-  @IsOptional()
+  @Optional()
   @IsIn(SERVICE_STATUSES, { message: `status must be one of ${SERVICE_STATUSES.join(', ')}` })
   status?: ServiceStatus;
 
   @ApiPropertyOptional({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(64)
   plan_id?: string;
 
   @ApiPropertyOptional({ example: 'ada.lovelace', description: 'Exact match.' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(64)
   pppoe_username?: string;
 }
+
+/** GET /subscribers/{id}/services: the filters of GET /services but subscriber_id, which the path gives. */
+export class ListSubscriberServicesQueryDto extends OmitType(ListServicesQueryDto, [
+  'subscriber_id',
+] as const) {}
 
 export class ServiceDto {
   @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional } from 'class-validator';
+
 import { PageQueryDto } from '../../common/pagination';
-import { ApiInteger } from '../../common/swagger/api-types';
+import { ApiByteCount, ApiInteger } from '../../common/swagger/api-types';
 import { IsDateOnly } from '../../common/validation/is-date-only';
 import type { RadiusSession } from '../radius.repository';
+import { Optional } from '../../common/validation/optional';
 
 const BYTES_IN =
   'Octets the NAS received from the subscriber (Acct-Input-Octets with its gigawords): upload.';
@@ -56,10 +57,10 @@ export class SessionDto {
   @ApiProperty({ example: '100.64.0.17', nullable: true, type: String })
   framed_ip: string | null;
 
-  @ApiInteger({ example: 1048576, description: BYTES_IN })
+  @ApiByteCount({ example: 1048576, description: BYTES_IN })
   bytes_in: number;
 
-  @ApiInteger({ example: 73400320, description: BYTES_OUT })
+  @ApiByteCount({ example: 73400320, description: BYTES_OUT })
   bytes_out: number;
 
   @ApiProperty({
@@ -95,7 +96,7 @@ export class UsageQueryDto {
     example: '2026-11-01',
     description: 'First UTC day (YYYY-MM-DD). Default: 29 days before `to`.',
   })
-  @IsOptional()
+  @Optional()
   @IsDateOnly()
   from?: string;
 
@@ -103,7 +104,7 @@ export class UsageQueryDto {
     example: '2026-11-30',
     description: 'Last UTC day, included. Default: today (UTC).',
   })
-  @IsOptional()
+  @Optional()
   @IsDateOnly()
   to?: string;
 }
@@ -112,18 +113,18 @@ export class UsageDayDto {
   @ApiProperty({ example: '2026-11-21' })
   date: string;
 
-  @ApiInteger({ example: 1048576, description: BYTES_IN })
+  @ApiByteCount({ example: 1048576, description: BYTES_IN })
   bytes_in: number;
 
-  @ApiInteger({ example: 73400320, description: BYTES_OUT })
+  @ApiByteCount({ example: 73400320, description: BYTES_OUT })
   bytes_out: number;
 }
 
 export class UsageTotalDto {
-  @ApiInteger({ example: 1048576 })
+  @ApiByteCount({ example: 1048576, description: 'Upload over the whole range, in octets.' })
   bytes_in: number;
 
-  @ApiInteger({ example: 73400320 })
+  @ApiByteCount({ example: 73400320, description: 'Download over the whole range, in octets.' })
   bytes_out: number;
 }
 

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { IsIn, IsString, Length } from 'class-validator';
 import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
+import { Optional } from '../../common/validation/optional';
 
 export class ChangeStatusDto {
   @ApiProperty({ enum: SUBSCRIBER_STATUSES, example: SubscriberStatus.Suspended })
@@ -11,7 +12,7 @@ export class ChangeStatusDto {
     example: 'non_payment',
     description: `Required when suspending: one of ${SUSPENSION_REASONS.join(', ')}. Otherwise a free-text note.`,
   })
-  @IsOptional()
+  @Optional()
   @IsString()
   @Length(1, 500)
   reason?: string;

@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsEmail, IsIn, IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
+import { IsEmail, IsIn, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
 import { CREATABLE_STATUSES, SubscriberStatus } from '../subscriber-status';
 import { AddressDto, E164 } from './subscriber-fields';
 import { ApiMetadata } from '../../common/swagger/api-types';
+import { Optional } from '../../common/validation/optional';
 
 export class CreateSubscriberDto {
   @ApiPropertyOptional({
@@ -13,7 +14,7 @@ export class CreateSubscriberDto {
     description:
       'Your id for this subscriber; unique per tenant, so syncing twice cannot create a duplicate.',
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(200)
   external_id?: string;
 
@@ -25,13 +26,13 @@ export class CreateSubscriberDto {
     example: 'ada@example.net',
     description: 'Unique (case-insensitive) among live subscribers.',
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(254)
   @IsEmail({}, { message: 'email must be a valid email address' })
   email?: string;
 
   @ApiPropertyOptional({ example: '+14155550123', description: 'E.164.' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @Matches(E164, { message: 'phone must be in E.164 format, e.g. +14155550123' })
@@ -45,19 +46,19 @@ export class CreateSubscriberDto {
     example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
     description: 'A billing profile of this tenant.',
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(64)
   billing_profile_id?: string;
 
   @ApiPropertyOptional({ type: AddressDto })
-  @IsOptional()
+  @Optional()
   @IsObject({ message: 'address must be an object' })
   @ValidateNested()
   @Type(() => AddressDto)
   address?: AddressDto;
 
   @ApiMetadata({ example: { plan: 'fiber-500', referral: 'door-to-door' }, required: false })
-  @IsOptional()
+  @Optional()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null>;
 }

@@ -1,32 +1,33 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsString, Length, MaxLength } from 'class-validator';
 import { Trim } from '../../common/validation/text';
+import { OptionalNullable } from '../../common/validation/optional';
 
 /** The sub-fields of a postal address (SPEC 2.1); each trimmed, at most 200 characters. */
 export class AddressDto {
   @ApiPropertyOptional({ example: '12 Fibre Lane', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @Trim()
   @IsString()
   @MaxLength(200)
   line1?: string | null;
 
   @ApiPropertyOptional({ example: 'Springfield', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @Trim()
   @IsString()
   @MaxLength(200)
   city?: string | null;
 
   @ApiPropertyOptional({ example: 'IL', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @Trim()
   @IsString()
   @MaxLength(200)
   state?: string | null;
 
   @ApiPropertyOptional({ example: '62701', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @Trim()
   @IsString()
   @Length(0, 200)

@@ -1,18 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsEmail,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  ValidateIf,
-  ValidateNested,
-} from 'class-validator';
+import { IsEmail, IsObject, IsString, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
 import { AddressDto, E164 } from './subscriber-fields';
 import { ApiMetadata } from '../../common/swagger/api-types';
+import { OptionalNullable } from '../../common/validation/optional';
 
 /** PATCH: only the fields sent change; null clears an optional field; metadata merges (a null value deletes a key). */
 export class UpdateSubscriberDto {
@@ -22,25 +15,25 @@ export class UpdateSubscriberDto {
   full_name?: string;
 
   @ApiPropertyOptional({ example: 'ada@example.net', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @IsTrimmedText(254)
   @IsEmail({}, { message: 'email must be a valid email address' })
   email?: string | null;
 
   @ApiPropertyOptional({ example: '+14155550123', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @Trim()
   @IsString()
   @Matches(E164, { message: 'phone must be in E.164 format, e.g. +14155550123' })
   phone?: string | null;
 
   @ApiPropertyOptional({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @IsTrimmedText(64)
   billing_profile_id?: string | null;
 
   @ApiPropertyOptional({ type: AddressDto, nullable: true })
-  @IsOptional()
+  @OptionalNullable()
   @IsObject({ message: 'address must be an object' })
   @ValidateNested()
   @Type(() => AddressDto)
@@ -52,7 +45,7 @@ export class UpdateSubscriberDto {
     nullable: true,
     description: 'Merges into the stored metadata; a null value deletes its key.',
   })
-  @IsOptional()
+  @OptionalNullable()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null> | null;
 }

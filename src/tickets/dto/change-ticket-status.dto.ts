@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { IsTrimmedText } from '../../common/validation/text';
 import { REASON_REQUIRED, TICKET_STATUSES, TicketStatus } from '../ticket-status';
+import { Optional } from '../../common/validation/optional';
 
 export class ChangeTicketStatusDto {
   @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open })
@@ -14,7 +15,7 @@ export class ChangeTicketStatusDto {
     maxLength: 500,
     description: `Required when moving to ${REASON_REQUIRED.join(' or ')}; kept in the status history.`,
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(500)
   reason?: string | null;
 }

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsOptional, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, ValidateIf } from 'class-validator';
 import { IsFreeText, IsTrimmedText } from '../../common/validation/text';
 import { COMMENT_AUTHOR_TYPES, CommentAuthorType } from '../ticket-status';
+import { Optional } from '../../common/validation/optional';
 
 /** A defaulted field may be left out, not sent as null. */
 const present = (_object: object, value: unknown) => value !== undefined;
@@ -25,7 +26,7 @@ export class CreateCommentDto {
   public: boolean;
 
   @ApiPropertyOptional({ example: 'noc.jane', maxLength: 200 })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(200)
   author?: string;
 

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, ValidateIf } from 'class-validator';
+import { IsIn, ValidateIf } from 'class-validator';
 import { ApiMetadata } from '../../common/swagger/api-types';
 import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsFreeText, IsTrimmedText } from '../../common/validation/text';
 import { TICKET_PRIORITIES, TICKET_TYPES, TicketPriority, TicketType } from '../ticket-status';
 import { IsTags } from './ticket-fields';
+import { Optional } from '../../common/validation/optional';
 
 /** A defaulted field may be left out, not sent as null. */
 const present = (_object: object, value: unknown) => value !== undefined;
@@ -18,7 +19,7 @@ export class CreateTicketDto {
     example: 'The ONT shows a red LOS light; the customer already restarted it.',
     maxLength: 20000,
   })
-  @IsOptional()
+  @Optional()
   @IsFreeText(20000)
   description?: string;
 
@@ -41,7 +42,7 @@ export class CreateTicketDto {
     example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
     description: 'A subscriber of this tenant (422 invalid_reference otherwise).',
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(64)
   subscriber_id?: string;
 
@@ -50,11 +51,11 @@ export class CreateTicketDto {
     maxLength: 200,
     description: "The operator's user name in their own system.",
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(200)
   assignee?: string;
 
-  @IsOptional()
+  @Optional()
   @IsTags()
   tags?: string[];
 
@@ -62,12 +63,12 @@ export class CreateTicketDto {
     example: 'helpdesk-48213',
     description: 'Your id for this ticket; unique per tenant (409 duplicate_ticket).',
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(200)
   external_id?: string;
 
   @ApiMetadata({ example: { channel: 'phone' }, required: false })
-  @IsOptional()
+  @Optional()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null>;
 }

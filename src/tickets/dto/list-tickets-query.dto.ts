@@ -1,6 +1,6 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsArray, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsArray, IsIn, IsString, MaxLength, MinLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { Trim } from '../../common/validation/text';
 import {
@@ -11,6 +11,7 @@ import {
   TicketStatus,
   TicketType,
 } from '../ticket-status';
+import { Optional } from '../../common/validation/optional';
 
 /** `a,b` and `x=a&x=b` both mean "any of": one list of trimmed values (anything else is left for the checks). */
 const CommaList = () =>
@@ -31,7 +32,7 @@ export class ListTicketsQueryDto extends PageQueryDto {
     description: `One or several of ${TICKET_STATUSES.join(', ')}, comma-separated.`,
     example: 'new,open',
   })
-  @IsOptional()
+  @Optional()
   @CommaList()
   @IsArray()
   @IsIn(TICKET_STATUSES, oneOf('status', TICKET_STATUSES))
@@ -41,35 +42,35 @@ export class ListTicketsQueryDto extends PageQueryDto {
     description: `One or several of ${TICKET_PRIORITIES.join(', ')}.`,
     example: 'high,urgent',
   })
-  @IsOptional()
+  @Optional()
   @CommaList()
   @IsArray()
   @IsIn(TICKET_PRIORITIES, oneOf('priority', TICKET_PRIORITIES))
   priority?: TicketPriority[];
 
   @ApiPropertyOptional({ description: `One or several of ${TICKET_TYPES.join(', ')}.`, example: 'incident' })
-  @IsOptional()
+  @Optional()
   @CommaList()
   @IsArray()
   @IsIn(TICKET_TYPES, oneOf('type', TICKET_TYPES))
   type?: TicketType[];
 
   @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(64)
   subscriber_id?: string;
 
   @ApiPropertyOptional({ example: 'noc.jane', description: 'Exact match.' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(200)
   assignee?: string;
 
   @ApiPropertyOptional({ example: 'outage', description: 'Tickets carrying this tag (case-insensitive).' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(50)
@@ -80,7 +81,7 @@ export class ListTicketsQueryDto extends PageQueryDto {
     description:
       'due_at has passed and the ticket is not resolved, closed or cancelled (or, with false, not so).',
   })
-  @IsOptional()
+  @Optional()
   @IsIn(['true', 'false'], { message: 'overdue must be true or false' })
   overdue?: 'true' | 'false';
 
@@ -90,7 +91,7 @@ export class ListTicketsQueryDto extends PageQueryDto {
     maxLength: 200,
     description: 'Case-insensitive substring of the subject or the description (% and _ are literal).',
   })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MinLength(1)
@@ -103,7 +104,12 @@ export class ListCommentsQueryDto extends PageQueryDto {
     enum: ['true', 'false'],
     description: 'true: only public comments (what a customer portal may show); false: only internal ones.',
   })
-  @IsOptional()
+  @Optional()
   @IsIn(['true', 'false'], { message: 'public must be true or false' })
   public?: 'true' | 'false';
 }
+
+/** GET /subscribers/{id}/tickets: the filters of GET /tickets but subscriber_id, which the path gives. */
+export class ListSubscriberTicketsQueryDto extends OmitType(ListTicketsQueryDto, [
+  'subscriber_id',
+] as const) {}

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { Metadata } from '../../common/metadata';
 import type { Actor } from '../../common/request-context';
 import { ApiInteger, ApiMetadata } from '../../common/swagger/api-types';
@@ -22,6 +22,7 @@ export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now = new Da
   return ticket.dueAt.getTime() < now.getTime() && !SLA_STOPPED_STATUSES.includes(ticket.status);
 }
 
+@ApiSchema({ description: 'Who made a change: a token, the system, the command line, or an automation rule.' })
 export class ActorDto {
   @ApiProperty({ enum: ['token', 'system', 'cli', 'automation'], example: 'token' })
   type: string;

@@ -1,10 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, ValidateIf } from 'class-validator';
+import { IsIn, ValidateIf } from 'class-validator';
 import { ApiMetadata } from '../../common/swagger/api-types';
 import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsFreeText, IsTrimmedText } from '../../common/validation/text';
 import { TICKET_PRIORITIES, TICKET_TYPES, TicketPriority, TicketType } from '../ticket-status';
 import { IsTags } from './ticket-fields';
+import { OptionalNullable } from '../../common/validation/optional';
 
 const present = (_object: object, value: unknown) => value !== undefined;
 
@@ -16,7 +17,7 @@ export class UpdateTicketDto {
   subject?: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 20000 })
-  @IsOptional()
+  @OptionalNullable()
   @IsFreeText(20000)
   description?: string | null;
 
@@ -35,7 +36,7 @@ export class UpdateTicketDto {
   priority?: TicketPriority;
 
   @ApiPropertyOptional({ example: 'noc.omar', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @IsTrimmedText(200)
   assignee?: string | null;
 
@@ -49,7 +50,7 @@ export class UpdateTicketDto {
     nullable: true,
     description: 'Merges into the stored metadata; a null value deletes its key, null clears all.',
   })
-  @IsOptional()
+  @OptionalNullable()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null> | null;
 }

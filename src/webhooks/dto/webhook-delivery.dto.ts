@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { DeliveryStatus, WebhookDelivery } from '../webhook.entity';
 import { ApiInteger } from '../../common/swagger/api-types';
+import { Optional } from '../../common/validation/optional';
 
 const DELIVERY_STATUSES = Object.values(DeliveryStatus);
 
@@ -16,7 +17,7 @@ export class ListDeliveriesQueryDto extends PageQueryDto {
   webhook_id: string;
 
   @ApiPropertyOptional({ enum: DELIVERY_STATUSES })
-  @IsOptional()
+  @Optional()
   @IsIn(DELIVERY_STATUSES, { message: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
   status?: DeliveryStatus;
 }

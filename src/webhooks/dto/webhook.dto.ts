@@ -4,7 +4,6 @@ import {
   ArrayMinSize,
   IsArray,
   IsBoolean,
-  IsOptional,
   IsString,
   IsUrl,
   MaxLength,
@@ -14,6 +13,7 @@ import { Trim } from '../../common/validation/text';
 import { Webhook, WebhookAttempt } from '../webhook.entity';
 import { IsEventPatterns } from './event-patterns';
 import { ApiInteger } from '../../common/swagger/api-types';
+import { Optional, OptionalNullable } from '../../common/validation/optional';
 
 export class CreateWebhookDto {
   @ApiProperty({ example: 'https://example.com/hooks/isp' })
@@ -39,13 +39,13 @@ export class CreateWebhookDto {
   events: string[];
 
   @ApiPropertyOptional({ example: 'CRM sync' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(500)
   description?: string;
 
   @ApiPropertyOptional({ example: true, default: true })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   enabled?: boolean;
 }
@@ -71,7 +71,7 @@ export class UpdateWebhookDto {
   events?: string[];
 
   @ApiPropertyOptional({ example: 'CRM sync', nullable: true, type: String })
-  @IsOptional()
+  @OptionalNullable()
   @IsString()
   @MaxLength(500)
   description?: string | null;

@@ -1,9 +1,13 @@
 import { ApiProperty, PartialType } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsBoolean, IsInt, Max, Min } from 'class-validator';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsTrimmedText } from '../../../common/validation/text';
 import { BillingProfile } from '../billing-profile.entity';
 import { ApiInteger } from '../../../common/swagger/api-types';
+import { Optional, OptionalNullable } from '../../../common/validation/optional';
+
+/** The longest payment term: a bill run's latest as_of leaves this many days before 9999-12-31 for its due dates. */
+export const MAX_PAYMENT_TERMS_DAYS = 365;
 
 export class CreateBillingProfileDto {
   @ApiProperty({ example: 'Residential monthly' })
@@ -21,10 +25,10 @@ export class CreateBillingProfileDto {
   billing_day: number;
 
   @ApiInteger({ example: 14, minimum: 0, maximum: 365, default: 14, required: false })
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
-  @Max(365)
+  @Max(MAX_PAYMENT_TERMS_DAYS)
   payment_terms_days?: number;
 
   @ApiInteger({
@@ -35,7 +39,7 @@ export class CreateBillingProfileDto {
     nullable: true,
     description: 'Suspend for non-payment this many days after the due date; null: never.',
   })
-  @IsOptional()
+  @OptionalNullable()
   @IsInt()
   @Min(1)
   @Max(365)
@@ -47,13 +51,15 @@ export class CreateBillingProfileDto {
     description:
       "The tenant's default profile: subscribers without a billing profile are billed through it. Setting it on one profile clears it on the previous default.",
   })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   is_default?: boolean;
 }
 
-/** PATCH: only the fields sent change. Null is accepted only for auto_suspend_after_days (the service checks). */
-export class UpdateBillingProfileDto extends PartialType(CreateBillingProfileDto) {}
+/** PATCH: only the fields sent change. Null is accepted only for auto_suspend_after_days (OptionalNullable). */
+export class UpdateBillingProfileDto extends PartialType(CreateBillingProfileDto, {
+  skipNullProperties: false,
+}) {}
 
 export class BillingProfileDto {
   @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;

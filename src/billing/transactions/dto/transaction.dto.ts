@@ -1,13 +1,11 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
-  IsDateString,
   IsIn,
   IsInt,
-  IsOptional,
   IsString,
   Max,
   MaxLength,
@@ -17,6 +15,7 @@ import {
 import { MAX_AMOUNT } from '../../../common/money';
 import { PageQueryDto } from '../../../common/pagination';
 import { IsCurrency } from '../../../common/validation/is-currency';
+import { IsTimestamp } from '../../../common/validation/is-date-only';
 import { IsMetadata } from '../../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../../common/validation/text';
 import type { Metadata } from '../../../common/metadata';
@@ -27,6 +26,8 @@ import {
   TransactionSource,
 } from '../transaction.entity';
 import { ApiMetadata, ApiMoney } from '../../../common/swagger/api-types';
+import { ApiRequestForms } from '../../../common/swagger/request-forms';
+import { Optional } from '../../../common/validation/optional';
 
 export class CreateTransactionDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
@@ -56,25 +57,25 @@ export class CreateTransactionDto {
   currency: string;
 
   @ApiPropertyOptional({ example: 'stripe:ch_3Nf…', description: 'Unique per tenant; a second one is 409.' })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(200)
   external_id?: string;
 
   @ApiPropertyOptional({ example: 'INV-42' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(200)
   reference?: string;
 
   @ApiPropertyOptional({ example: 'November payment' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(500)
   description?: string;
 
   @ApiPropertyOptional({ example: 'card', description: 'How the money moved: card, bank_transfer, cash, …' })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(50)
   method?: string;
 
@@ -82,20 +83,20 @@ export class CreateTransactionDto {
     example: '2026-11-20T15:04:05.000Z',
     description: 'When it happened; defaults to now.',
   })
-  @IsOptional()
-  @IsDateString({ strict: true })
+  @Optional()
+  @IsTimestamp()
   occurred_at?: string;
 
   @ApiPropertyOptional({
     example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
     description: 'Required for, and only for, refunds.',
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(64)
   refund_of?: string;
 
   @ApiMetadata({ example: { gateway: 'stripe' }, required: false })
-  @IsOptional()
+  @Optional()
   @IsMetadata()
   metadata?: Metadata;
 }
@@ -113,9 +114,30 @@ export class AllocationItemDto {
 }
 
 /** Exactly one of three forms: explicit invoices, the balance, or a strategy. */
+@ApiSchema({ description: 'Where a payment or credit goes: exactly one of three forms.' })
+@ApiRequestForms([
+  {
+    name: 'AllocateToInvoices',
+    description: 'Explicit amounts to named invoices of the same subscriber and currency.',
+    properties: ['allocations'],
+  },
+  {
+    name: 'AllocateToBalance',
+    description: "An amount to the subscriber's balance (a credit toward later invoices), not to an invoice.",
+    properties: ['target', 'amount'],
+  },
+  {
+    name: 'AllocateByStrategy',
+    description: 'The server chooses the invoices: open ones, oldest due first, until the money runs out.',
+    properties: ['strategy'],
+  },
+])
 export class AllocateDto {
-  @ApiPropertyOptional({ type: [AllocationItemDto] })
-  @IsOptional()
+  @ApiPropertyOptional({
+    type: [AllocationItemDto],
+    description: 'The invoices to pay and how much of each: at most 100 lines; lines naming the same invoice add up.',
+  })
+  @Optional()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
@@ -127,12 +149,17 @@ export class AllocateDto {
     enum: ['balance'],
     description: 'With `amount`: apply to the balance, not to an invoice.',
   })
-  @IsOptional()
+  @Optional()
   @IsIn(['balance'], { message: 'target must be balance' })
   target?: 'balance';
 
-  @ApiMoney({ example: 1000, minimum: 1, required: false })
-  @IsOptional()
+  @ApiMoney({
+    example: 1000,
+    minimum: 1,
+    required: false,
+    description: 'With `target`: the amount to put on the balance, in minor units of the payment currency.',
+  })
+  @Optional()
   @IsInt()
   @Min(1)
   @Max(MAX_AMOUNT)
@@ -143,33 +170,33 @@ export class AllocateDto {
     description:
       'Open invoices of the same subscriber and currency, oldest due first; the rest stays unallocated.',
   })
-  @IsOptional()
+  @Optional()
   @IsIn(['oldest_first'], { message: 'strategy must be oldest_first' })
   strategy?: 'oldest_first';
 }
 
 export class ListTransactionsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional() @IsOptional() @Trim() @IsString() @MaxLength(64) subscriber_id?: string;
+  @ApiPropertyOptional() @Optional() @Trim() @IsString() @MaxLength(64) subscriber_id?: string;
 
   @ApiPropertyOptional({ enum: TRANSACTION_KINDS })
-  @IsOptional()
+  @Optional()
   @IsIn(TRANSACTION_KINDS, { message: `kind must be one of ${TRANSACTION_KINDS.join(', ')}` })
   kind?: TransactionKind;
 
   @ApiPropertyOptional({ enum: TRANSACTION_SOURCES })
-  @IsOptional()
+  @Optional()
   @IsIn(TRANSACTION_SOURCES, { message: `source must be one of ${TRANSACTION_SOURCES.join(', ')}` })
   source?: TransactionSource;
 
-  @ApiPropertyOptional() @IsOptional() @Trim() @IsString() @MaxLength(200) external_id?: string;
+  @ApiPropertyOptional() @Optional() @Trim() @IsString() @MaxLength(200) external_id?: string;
 
   @ApiPropertyOptional({ description: 'occurred_at at or after (ISO 8601).' })
-  @IsOptional()
-  @IsDateString({ strict: true })
+  @Optional()
+  @IsTimestamp()
   occurred_gte?: string;
 
   @ApiPropertyOptional({ description: 'occurred_at before (ISO 8601).' })
-  @IsOptional()
-  @IsDateString({ strict: true })
+  @Optional()
+  @IsTimestamp()
   occurred_lt?: string;
 }

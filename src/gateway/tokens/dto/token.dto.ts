@@ -1,8 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDateString, IsIn, IsOptional } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn } from 'class-validator';
+import { IsTimestamp } from '../../../common/validation/is-date-only';
 import { IsTrimmedText } from '../../../common/validation/text';
 import { SCOPES, type Scope } from '../../../common/auth/scopes';
 import { ApiToken } from '../api-token.entity';
+import { Optional } from '../../../common/validation/optional';
 
 export class CreateTokenDto {
   @ApiPropertyOptional({
@@ -11,7 +13,7 @@ export class CreateTokenDto {
       'Tenant id or slug the token belongs to; defaults to the tenant the request acts for. ' +
       "Another tenant than the caller's own needs `platform:admin` (403 `tenant_forbidden`).",
   })
-  @IsOptional()
+  @Optional()
   @IsTrimmedText(64)
   tenant?: string;
 
@@ -26,8 +28,8 @@ export class CreateTokenDto {
     description:
       '`<domain>:*` grants read and write of the domain; `admin` manages its own tenant and implies every data ' +
       'scope there; `platform:admin` manages tenants, may act for any tenant, and implies `admin`. Only scopes the ' +
-      'calling token holds may be granted (403 `insufficient_scope`). `tickets:*` and `provisioning:*` are reserved ' +
-      'for domains not served yet: no endpoint requires them today.',
+      'calling token holds may be granted (403 `insufficient_scope`). `tickets:read|write` cover support tickets, their ' +
+      'comments and settings; `provisioning:read|write` service plans, services, orders, NAS devices and network sessions.',
   })
   @IsArray()
   @ArrayMinSize(1)
@@ -39,8 +41,8 @@ export class CreateTokenDto {
     example: '2027-11-21T00:00:00.000Z',
     description: 'Omitted: the token does not expire.',
   })
-  @IsOptional()
-  @IsDateString({ strict: true })
+  @Optional()
+  @IsTimestamp()
   expires_at?: string;
 }
 
