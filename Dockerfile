@@ -17,6 +17,7 @@ WORKDIR /app
 # production on the embedded database (one process, a trial database). `-e EMBEDDED_DATABASE=true` for a trial.
 ENV NODE_ENV=production \
     PORT=3000 \
+    HOST=0.0.0.0 \
     DATA_DIR=/data \
     EMBEDDED_DATABASE=false \
     SCARF_ANALYTICS=false

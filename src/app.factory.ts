@@ -1,14 +1,15 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Server } from 'node:http';
+import type { RequestListener } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { answerClientErrors, hostRequired } from './common/http/client-error';
+import { corsMiddleware } from './common/http/cors';
+import { bindPort, BoundExpressAdapter } from './common/http/early-listen';
 import { requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
 import type { Clock } from './common/clock';
 import { createLogger, PinoNestLogger } from './common/logging/logger';
-import { StartupError } from './common/startup-error';
 import type { AppConfig } from './config/app-config';
 import { probeDatabase } from './database/database-probe';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
@@ -28,77 +29,66 @@ export async function createApp(
   config: AppConfig,
   options: {
     logDestination?: DestinationStream;
-    /** Listen on this port before BootstrapService runs: a server that cannot bind issues no token. */
+    /** Listen on this port (on config.host) before anything else: a server that cannot bind creates nothing. */
     port?: number;
     /** The time the business rules read (tests pass a TestClock); the system clock by default. */
     clock?: Clock;
   } = {},
 ): Promise<RunningApp> {
-  if (config.databaseUrl) {
-    await probeDatabase(config.databaseUrl);
-  }
-  const embedded: EmbeddedPostgres | null = config.databaseUrl
-    ? null
-    : await startEmbeddedPostgres(config.dataDir);
-  const logger = createLogger(config.logLevel, options.logDestination);
+  // Bound first: a port in use (or a HOST not ours) stops the start before the database or its data folder exists.
+  const bound = options.port !== undefined ? await bindPort(options.port, config.host) : null;
+  let embedded: EmbeddedPostgres | null = null;
   let app: NestExpressApplication | null = null;
   try {
-    app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(
-        config,
-        embedded?.url ?? config.databaseUrl!,
-        embedded ? 1 : config.databasePoolMax,
-        options.clock,
-      ),
-      // abortOnError false: a failure reaches the caller (main.ts says it plainly) instead of process.exit inside Nest.
-      { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false },
+    if (config.databaseUrl) {
+      await probeDatabase(config.databaseUrl);
+    }
+    embedded = config.databaseUrl ? null : await startEmbeddedPostgres(config.dataDir);
+    const logger = createLogger(config.logLevel, options.logDestination);
+    const nestOptions = { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false };
+    const module = AppModule.forRoot(
+      config,
+      embedded?.url ?? config.databaseUrl!,
+      embedded ? 1 : config.databasePoolMax,
+      options.clock,
     );
+    // abortOnError false: a failure reaches the caller (main.ts says it plainly) instead of process.exit inside Nest.
+    app = bound
+      ? await NestFactory.create<NestExpressApplication>(
+          module,
+          new BoundExpressAdapter(bound.server),
+          nestOptions,
+        )
+      : await NestFactory.create<NestExpressApplication>(module, nestOptions);
     app.set('trust proxy', config.trustProxy);
     app.disable('x-powered-by');
     app.set('etag', false); // hashing every body for an ETag no client uses costs CPU on large list pages
     // Bodies are read later, by JsonBodyGuard, once the caller is authenticated and within its rate limit.
-    app.use(requestIdMiddleware, hostRequired, requestLogMiddleware(logger));
+    app.use(
+      requestIdMiddleware,
+      hostRequired,
+      requestLogMiddleware(logger),
+      corsMiddleware(config.corsOrigins),
+    );
     setupSwagger(app);
     answerClientErrors(app.getHttpServer());
     await app.init();
-    if (options.port !== undefined) {
-      await listen(app.getHttpServer(), options.port);
-    }
+    bound?.serve(app.getHttpAdapter().getInstance() as RequestListener);
     await app.get(BootstrapService).run();
     const running = app;
+    const database = embedded;
     return {
       app: running,
       embedded,
       async close() {
         await running.close();
-        await embedded?.stop();
+        await database?.stop();
       },
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
+    await bound?.close();
     await embedded?.stop();
     throw error;
   }
-}
-
-/** Binds the HTTP port; one taken by another process is a plain StartupError. */
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const failed = (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') {
-        reject(new StartupError(`port ${port} is already in use; set PORT or stop the other process`));
-      } else if (error.code === 'EACCES') {
-        reject(
-          new StartupError(`port ${port} needs privileges this process does not have; set PORT above 1023`),
-        );
-      } else {
-        reject(error);
-      }
-    };
-    server.once('error', failed);
-    server.listen(port, () => {
-      server.off('error', failed);
-      resolve();
-    });
-  });
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, isIPv6 } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from './app.factory';
 import { StartupError } from './common/startup-error';
@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from './config/app-config';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  // Binds the port before the bootstrap token step, so a port in use fails before any token is issued.
+  // Binds the port before anything else (database, data folder, token): a port in use creates nothing.
   const { app, embedded, close } = await createApp(config, { port: config.port });
   let closing = false;
   const shutdown = (signal: string) => {
@@ -23,13 +23,35 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
-  const url = `http://localhost:${port}`;
+  const bound = (app.getHttpServer() as Server).address() as AddressInfo;
   const database = config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite in ${config.dataDir}`;
   if (embedded) {
     process.stdout.write(`${embedded.durability}\n`);
   }
-  process.stdout.write(`ISP API listening on ${url} (database: ${database})\nAPI docs: ${url}/docs\n`);
+  process.stdout.write(
+    `ISP API listening on ${urlOf(bound.address, bound.port)} (${reach(bound.address)}; database: ${database})\n` +
+      `API docs: ${urlOf(localAddressFor(bound.address), bound.port)}/docs\n`,
+  );
+}
+
+/** The address really bound, as a URL (IPv6 in brackets). */
+function urlOf(address: string, port: number): string {
+  return `http://${isIPv6(address) ? `[${address}]` : address}:${port}`;
+}
+
+function reach(address: string): string {
+  if (address === '0.0.0.0') {
+    return 'every IPv4 interface';
+  }
+  if (address === '::') {
+    return 'every interface';
+  }
+  return address === '127.0.0.1' || address === '::1' ? 'this machine only' : 'this address only';
+}
+
+/** Where a browser on this machine reaches a server bound to every interface: the loopback address of its family. */
+function localAddressFor(address: string): string {
+  return address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
 }
 
 main().catch((error: unknown) => {

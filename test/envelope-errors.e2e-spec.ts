@@ -282,9 +282,10 @@ describe('Envelope and errors', () => {
       expectError(res, 404, 'route_not_found');
     });
 
-    it('should answer route_not_found for a method the path does not serve', async () => {
+    it('should answer method_not_allowed, with Allow, for a method the path does not serve', async () => {
       const res = await request(t.http).put('/api/v1/tenants').set(bearer(t.adminToken)).send({});
-      expectError(res, 404, 'route_not_found');
+      expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.allow).toBe('GET, HEAD, POST');
     });
 
     it('should answer not_found for an event id that does not exist', async () => {

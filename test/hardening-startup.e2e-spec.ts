@@ -79,6 +79,64 @@ describe('Start-up', () => {
   );
 
   it(
+    'should bind the port before anything else: on a busy port it creates no data folder and logs no start',
+    async () => {
+      const other = await listenAnywhere();
+      const port = (other.address() as { port: number }).port;
+      const dataDir = join(freshDataDir(), 'data');
+      try {
+        const failed = ended(await run({ PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' }));
+        expect(failed.code).toBe(1);
+        expect(failed.stderr).toBe(`port ${port} is already in use; set PORT or stop the other process\n`);
+        expect(failed.stdout).not.toContain('successfully started');
+        expect(existsSync(dataDir)).toBe(false);
+      } finally {
+        other.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'should say in one line that HOST is not an address of this machine, having created nothing',
+    async () => {
+      const dataDir = join(freshDataDir(), 'data');
+      const failed = ended(await run({ PORT: '0', HOST: '192.0.2.1', DATA_DIR: dataDir }));
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(
+        /^HOST 192\.0\.2\.1 is not an address of this machine \(EADDRNOTAVAIL\)[^\n]*\n$/,
+      );
+      expect(existsSync(dataDir)).toBe(false);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'should listen on every IPv4 interface by default, on HOST when set, and print the address really bound',
+    async () => {
+      const dataDir = freshDataDir();
+      const everywhere = await run({ PORT: '0', DATA_DIR: dataDir });
+      if (!everywhere.listening) {
+        throw new Error(`the server did not start: ${everywhere.stderr}`);
+      }
+      expect(everywhere.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+      const port = everywhere.url.split(':')[2];
+      expect(everywhere.output().stdout).toContain(`API docs: http://127.0.0.1:${port}/docs`);
+      expectSuccess(await request(`http://127.0.0.1:${port}`).get('/health/live'));
+      await everywhere.stop();
+
+      const loopback = await run({ PORT: '0', DATA_DIR: dataDir, HOST: '127.0.0.1' });
+      if (!loopback.listening) {
+        throw new Error(`the server did not start: ${loopback.stderr}`);
+      }
+      expect(loopback.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(loopback.output().stdout).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ \(this machine only;/);
+      expectSuccess(await request(loopback.url).get('/health/live'));
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     'should name the address of an unreachable DATABASE_URL and what to check, in one line without a stack',
     async () => {
       const failed = ended(await run({ PORT: '0', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }));

@@ -32,6 +32,16 @@ describe('loadConfig', () => {
     ['WEBHOOK_RETRY_DELAYS_S', '5,,10'],
     ['DATABASE_POOL_MAX', '0'],
     ['EMBEDDED_DATABASE', 'maybe'],
+    ['RATE_LIMIT_MAX', '10000001'],
+    ['HOST', 'not a host'],
+    ['HOST', 'http://0.0.0.0'],
+    ['CORS_ORIGINS', 'https://portal.example.com/app'],
+    ['CORS_ORIGINS', 'https://portal.example.com/'],
+    ['CORS_ORIGINS', 'portal.example.com'],
+    ['CORS_ORIGINS', '*'],
+    ['CORS_ORIGINS', 'ftp://portal.example.com'],
+    ['CORS_ORIGINS', 'https://portal.example.com,,https://a.example'],
+    ['CORS_ORIGINS', 'https://portal.example.com?x=1'],
   ])('should stop on %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -124,5 +134,27 @@ describe('loadConfig', () => {
     expect(loadConfig({ EMBEDDED_DATABASE: 'true' }).databaseUrl).toBeNull();
     const withServer = loadConfig({ EMBEDDED_DATABASE: 'false', DATABASE_URL: 'postgres://u@db:5432/isp' });
     expect(withServer.databaseUrl).toBe('postgres://u@db:5432/isp');
+  });
+
+  it('should bind every IPv4 interface by default, and the address HOST names', () => {
+    expect(loadConfig({}).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '127.0.0.1' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '::' }).host).toBe('::');
+    expect(loadConfig({ HOST: 'localhost' }).host).toBe('localhost');
+  });
+
+  it('should allow no cross-origin caller by default, and read CORS_ORIGINS as origins as browsers send them', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(
+      loadConfig({
+        CORS_ORIGINS: ' https://portal.example.com, http://localhost:5173,HTTPS://Admin.Example.com:443',
+      }).corsOrigins,
+    ).toEqual(['https://portal.example.com', 'http://localhost:5173', 'https://admin.example.com']);
+  });
+
+  it('should name the bad entry of CORS_ORIGINS', () => {
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://ok.example,https://bad.example/path' })).toThrow(
+      'got "https://bad.example/path"',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
@@ -7,8 +8,15 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Typed, validated configuration. Built once at boot from the environment. */
 export interface AppConfig {
   port: number;
-  /** Where clients reach this API (behind a proxy, its public address): the OpenAPI document's `servers`. */
-  publicBaseUrl: string;
+  /** The address the HTTP server binds: 0.0.0.0 (every IPv4 interface) unless HOST says otherwise. */
+  host: string;
+  /** Browser origins allowed to call the API cross-origin (CORS); empty: none. */
+  corsOrigins: string[];
+  /**
+   * Where clients reach this API (behind a proxy, its public address): the served OpenAPI document's `servers`.
+   * null (unset): each served document names the origin its own request came in on.
+   */
+  publicBaseUrl: string | null;
   databaseUrl: string | null;
   /** Connections in the pool; always 1 on the embedded database. */
   databasePoolMax: number;
@@ -191,8 +199,11 @@ function databaseUrl(env: Env): string | null {
 }
 
 /** PUBLIC_BASE_URL: an http(s) origin, optionally with a path prefix; no trailing slash in the document. */
-function publicBaseUrl(env: Env): string {
-  const value = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? 'http://localhost:3000';
+function publicBaseUrl(env: Env): string | null {
+  const value = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
+  if (value === null) {
+    return null;
+  }
   const parsed = new URL(value);
   if (parsed.search || parsed.hash || parsed.username || parsed.password) {
     throw new ConfigError(
@@ -201,6 +212,57 @@ function publicBaseUrl(env: Env): string {
     );
   }
   return value.replace(/\/+$/, '');
+}
+
+/** HOST: an IP address (`0.0.0.0`, `::`, `127.0.0.1`) or a host name that resolves to one of this machine's. */
+function host(env: Env): string {
+  const value = env.HOST?.trim() || '0.0.0.0';
+  const hostname =
+    /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+  if (isIP(value) === 0 && !hostname.test(value)) {
+    throw new ConfigError(
+      'HOST',
+      `must be an IP address (0.0.0.0, ::, 127.0.0.1) or a host name, got "${value}"`,
+    );
+  }
+  return value;
+}
+
+/** CORS_ORIGINS: comma-separated http(s) origins (scheme, host, optional port; no path), normalised as browsers send them. */
+function corsOrigins(env: Env): string[] {
+  const raw = env.CORS_ORIGINS?.trim();
+  if (!raw) {
+    return [];
+  }
+  return [
+    ...new Set(
+      raw.split(',').map((entry) => {
+        const origin = entry.trim();
+        let parsed: URL | null = null;
+        try {
+          parsed = new URL(origin);
+        } catch {
+          parsed = null;
+        }
+        const plain =
+          parsed !== null &&
+          ['http:', 'https:'].includes(parsed.protocol) &&
+          parsed.pathname === '/' &&
+          !origin.endsWith('/') &&
+          !parsed.search &&
+          !parsed.hash &&
+          !parsed.username &&
+          !parsed.password;
+        if (!plain) {
+          throw new ConfigError(
+            'CORS_ORIGINS',
+            `must be a comma-separated list of origins like https://portal.example.com (scheme, host, optional port; no path), got "${origin}"`,
+          );
+        }
+        return parsed!.origin;
+      }),
+    ),
+  ];
 }
 
 function networkDriver(env: Env): NetworkDriverName {
@@ -222,6 +284,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
+    host: host(env),
+    corsOrigins: corsOrigins(env),
     publicBaseUrl: publicBaseUrl(env),
     databaseUrl: databaseUrl(env),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 500),

@@ -1,6 +1,7 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { getStorageToken, ThrottlerModule } from '@nestjs/throttler';
+import { DeclaredInputGuard } from '../common/http/declared-input.guard';
 import { JsonBodyGuard } from '../common/http/json-body.guard';
 import { UNROUTED_LIMITER } from '../common/http/unrouted-limiter';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
@@ -60,6 +61,8 @@ const counterStoreProvider = {
     { provide: APP_GUARD, useExisting: RateLimitGuard },
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: JsonBodyGuard },
+    // Then what the route does not declare: an unknown query parameter, a body sent to an operation that takes none.
+    { provide: APP_GUARD, useClass: DeclaredInputGuard },
   ],
   exports: [TenancyModule, IdempotencyService, UNROUTED_LIMITER],
 })

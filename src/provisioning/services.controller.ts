@@ -12,8 +12,15 @@ import {
 } from '../common/swagger/api-envelope';
 import { ApiExampleBody } from '../common/swagger/api-types';
 import { OrderDto, ServiceActionDto, ServiceWithOrderDto } from './dto/order.dto';
-import { CreateServiceDto, ListServicesQueryDto, ServiceDto, UpdateServiceDto } from './dto/service.dto';
+import {
+  CreateServiceDto,
+  ListServicesQueryDto,
+  ListSubscriberServicesQueryDto,
+  ServiceDto,
+  UpdateServiceDto,
+} from './dto/service.dto';
 import { ServicesService } from './services.service';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 
 const LIST_ERRORS = [...AUTH_ERRORS, 'invalid_query', 'invalid_cursor'] as const;
 
@@ -67,7 +74,7 @@ export class ServicesController {
   async listSubscriberServices(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
-    @Query() query: ListServicesQueryDto,
+    @Query() query: ListSubscriberServicesQueryDto,
   ): Promise<Page<ServiceDto>> {
     return (await this.services.listForSubscriber(auth.tenantId, id, query)).map(ServiceDto.from);
   }
@@ -109,6 +116,7 @@ export class ServicesController {
     'invalid_state_transition',
   )
   @ApiExampleBody(UpdateServiceDto, { cpe_mac: 'aa:bb:cc:00:11:23' })
+  @HonoursIfMatch()
   async updateService(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
@@ -138,6 +146,7 @@ export class ServicesController {
     'order_in_progress',
   )
   @ApiExampleBody(ServiceActionDto, { action: 'terminate', reason: 'Moved out of the coverage area' })
+  @HonoursIfMatch()
   async actOnService(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

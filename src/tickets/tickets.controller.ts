@@ -14,11 +14,16 @@ import { ApiExampleBody } from '../common/swagger/api-types';
 import { ChangeTicketStatusDto } from './dto/change-ticket-status.dto';
 import { CreateCommentDto } from './dto/create-comment.dto';
 import { CreateTicketDto } from './dto/create-ticket.dto';
-import { ListCommentsQueryDto, ListTicketsQueryDto } from './dto/list-tickets-query.dto';
+import {
+  ListCommentsQueryDto,
+  ListSubscriberTicketsQueryDto,
+  ListTicketsQueryDto,
+} from './dto/list-tickets-query.dto';
 import { CommentDto, TicketDetailDto, TicketDto } from './dto/ticket-response.dto';
 import { UpdateTicketDto } from './dto/update-ticket.dto';
 import { TicketCommentsService } from './ticket-comments.service';
 import { TicketsService } from './tickets.service';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 
 const LIST_ERRORS = [...AUTH_ERRORS, 'invalid_query', 'invalid_cursor'] as const;
 
@@ -77,7 +82,7 @@ export class TicketsController {
   async listSubscriberTickets(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
-    @Query() query: ListTicketsQueryDto,
+    @Query() query: ListSubscriberTicketsQueryDto,
   ): Promise<RenderedPage> {
     return this.tickets.listForSubscriber(auth.tenantId, id, query);
   }
@@ -106,6 +111,7 @@ export class TicketsController {
     assignee: 'noc.omar',
     tags: ['fiber', 'outage', 'street'],
   })
+  @HonoursIfMatch()
   async updateTicket(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
@@ -126,6 +132,7 @@ export class TicketsController {
   @ApiEnvelope(TicketDetailDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   @ApiExampleBody(ChangeTicketStatusDto, { status: 'open', reason: 'Technician assigned' })
+  @HonoursIfMatch()
   async changeTicketStatus(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
@@ -151,6 +158,7 @@ export class TicketsController {
     author: 'noc.jane',
     author_type: 'agent',
   })
+  @HonoursIfMatch()
   async createTicketComment(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

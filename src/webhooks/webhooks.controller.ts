@@ -12,6 +12,7 @@ import {
 } from '../common/swagger/api-envelope';
 import { ApiExampleBody } from '../common/swagger/api-types';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
+import { ReturnsSecret } from '../common/http/returns-secret';
 import { SkipIdempotency } from '../gateway';
 import {
   CreateWebhookDto,
@@ -24,6 +25,7 @@ import {
 } from './dto/webhook.dto';
 import { ListDeliveriesQueryDto, WebhookDeliveryDto } from './dto/webhook-delivery.dto';
 import { WebhooksService } from './webhooks.service';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 
 @ApiTags('Webhooks')
 @ApiBearerAuth()
@@ -43,6 +45,7 @@ export class WebhooksController {
   @Post()
   @HttpCode(201)
   @RequireScopes('webhooks:write')
+  @ReturnsSecret()
   @ApiOperation({
     summary: 'Register a callback endpoint',
     description:
@@ -77,6 +80,7 @@ export class WebhooksController {
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
   @ApiExampleBody(UpdateWebhookDto, { events: ['*'], description: 'CRM sync, every event' })
+  @HonoursIfMatch()
   async updateWebhook(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
@@ -90,6 +94,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Delete a subscription and its pending deliveries' })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
+  @HonoursIfMatch()
   async deleteWebhook(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
     return WebhookDto.from(await this.webhooks.remove(auth, id));
   }
@@ -97,10 +102,12 @@ export class WebhooksController {
   @Post(':id/rotate-secret')
   @HttpCode(200)
   @RequireScopes('webhooks:write')
+  @ReturnsSecret()
   @SkipIdempotency()
   @ApiOperation({ summary: 'Issue a new secret; for 24 h deliveries carry signatures of both' })
   @ApiEnvelope(WebhookWithSecretDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
+  @HonoursIfMatch()
   async rotateWebhookSecret(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

@@ -86,6 +86,10 @@ export class Invoice {
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   voidedAt: Date | null;
 
+  /** Why it was voided, as the caller said (POST /invoices/{id}/void); null when no reason was given. */
+  @Column('text', { nullable: true })
+  voidReason: string | null;
+
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Page } from '../../common/envelope/envelope';
 import type { AuthContext } from '../../common/request-context';
 import {
@@ -11,9 +11,10 @@ import {
 } from '../../common/swagger/api-envelope';
 import { ApiExampleBody } from '../../common/swagger/api-types';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
-import { CreateInvoiceDto, ListInvoicesQueryDto } from './dto/invoice.dto';
+import { CreateInvoiceDto, ListInvoicesQueryDto, VoidInvoiceDto } from './dto/invoice.dto';
 import { InvoiceDto } from './dto/invoice-response.dto';
 import { InvoicesService } from './invoices.service';
+import { HonoursIfMatch } from '../../common/http/honours-if-match';
 
 @ApiTags('Billing')
 @ApiBearerAuth()
@@ -65,6 +66,7 @@ export class InvoicesController {
   @ApiOperation({ summary: 'Open a draft invoice: it becomes payable and enters the ledger' })
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  @HonoursIfMatch()
   async finalizeInvoice(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
     return this.invoices.finalize(auth, id);
   }
@@ -72,10 +74,24 @@ export class InvoicesController {
   @Post(':id/void')
   @HttpCode(200)
   @RequireScopes('billing:write')
-  @ApiOperation({ summary: 'Void a draft or open invoice that has no allocations' })
+  @ApiOperation({
+    summary: 'Void a draft or open invoice that has no allocations',
+    description:
+      'The body is optional; its `reason` is kept on the invoice (`void_reason`) and in `invoice.voided`.',
+  })
   @ApiEnvelope(InvoiceDto)
-  @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
-  async voidInvoice(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
-    return this.invoices.void(auth, id);
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  @ApiBody({
+    type: VoidInvoiceDto,
+    required: false,
+    examples: { default: { summary: 'A first call on a fresh server', value: { reason: 'wrong currency' } } },
+  })
+  @HonoursIfMatch()
+  async voidInvoice(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() dto: VoidInvoiceDto,
+  ): Promise<InvoiceDto> {
+    return this.invoices.void(auth, id, dto.reason ?? null);
   }
 }

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
+import { assertIfMatch } from '../../common/http/etag';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { MAX_AMOUNT } from '../../common/money';
@@ -72,6 +73,7 @@ export class InvoicesService {
         finalizedAt: dto.draft ? null : now,
         paidAt: status === InvoiceStatus.Paid ? now : null,
         voidedAt: null,
+        voidReason: null,
         createdAt: now,
         updatedAt: now,
       });
@@ -92,6 +94,9 @@ export class InvoicesService {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const invoice = await this.invoices.lockForUpdate(tx.manager, tenantId, id);
+      // The answer is the record as GET shows it (allocations too), so its ETag is the one GET gives.
+      const allocations = await this.allocations.allocationsOfInvoice(tx.manager, tenantId, id);
+      await assertIfMatch(() => InvoiceDto.from(invoice, allocations));
       if (invoice.status !== InvoiceStatus.Draft) {
         throw new ApiError(
           'invalid_state_transition',
@@ -104,15 +109,17 @@ export class InvoicesService {
       invoice.updatedAt = invoice.finalizedAt;
       await this.invoices.update(tx.manager, invoice, ['status', 'finalizedAt', 'paidAt', 'updatedAt']);
       await this.open(tx, invoice);
-      return InvoiceDto.from(invoice);
+      return InvoiceDto.from(invoice, allocations);
     });
   }
 
-  void(auth: AuthContext, id: string): Promise<InvoiceDto> {
+  void(auth: AuthContext, id: string, reason: string | null = null): Promise<InvoiceDto> {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
       const invoice = await this.invoices.lockForUpdate(manager, tenantId, id);
+      const allocations = await this.allocations.allocationsOfInvoice(manager, tenantId, id);
+      await assertIfMatch(() => InvoiceDto.from(invoice, allocations));
       if (invoice.status === InvoiceStatus.Void) {
         throw new ApiError('invalid_state_transition', 'The invoice is already void.');
       }
@@ -122,8 +129,9 @@ export class InvoicesService {
       const wasOpen = invoice.status === InvoiceStatus.Open;
       invoice.status = InvoiceStatus.Void;
       invoice.voidedAt = new Date();
+      invoice.voidReason = reason;
       invoice.updatedAt = invoice.voidedAt;
-      await this.invoices.update(manager, invoice, ['status', 'voidedAt', 'updatedAt']);
+      await this.invoices.update(manager, invoice, ['status', 'voidedAt', 'voidReason', 'updatedAt']);
       if (wasOpen) {
         await this.ledger.post(manager, {
           tenantId,
@@ -140,7 +148,7 @@ export class InvoicesService {
         subjectId: invoice.id,
         object: InvoiceDto.from(invoice),
       });
-      return InvoiceDto.from(invoice);
+      return InvoiceDto.from(invoice, allocations);
     });
   }
 

@@ -10,12 +10,18 @@ import {
 } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { allowedMethods } from '../http/allowed-methods';
 import { sendApiError } from '../http/http-pipeline';
 import { UNROUTED_LIMITER, type UnroutedLimiter } from '../http/unrouted-limiter';
 import { requestContext } from '../request-context';
 import { ApiError } from './api-error';
 import { ErrorCode, statusOf } from './error-catalog';
-import { databaseUnavailableError, isDatabaseUnavailable } from './postgres-errors';
+import {
+  databaseUnavailableError,
+  isDatabaseUnavailable,
+  isTransactionConflict,
+  transactionConflictError,
+} from './postgres-errors';
 
 /** Maps every failure, ours or the framework's, to a catalog code in the failure envelope. */
 @Catch()
@@ -46,7 +52,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private answer(exception: unknown, response: Response): void {
-    const error = this.toApiError(exception);
+    const error = this.toApiError(exception, response.req);
     if (error.code === 'internal_error') {
       this.logger.error({
         msg: 'unhandled error',
@@ -66,7 +72,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
   }
 
-  private toApiError(exception: unknown): ApiError {
+  private toApiError(exception: unknown, request: Request): ApiError {
     if (exception instanceof ApiError) {
       return exception;
     }
@@ -75,7 +81,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     // Nest's router throws a bare NotFoundException for paths no controller serves.
     if (exception instanceof NotFoundException) {
-      return new ApiError('route_not_found', 'No endpoint matches.');
+      const allow = allowedMethods(request);
+      return allow.length > 0
+        ? new ApiError(
+            'method_not_allowed',
+            `This path takes ${allow.join(', ')}, not ${request.method}.`,
+            null,
+            {
+              Allow: allow.join(', '),
+            },
+          )
+        : new ApiError('route_not_found', 'No endpoint matches.');
     }
     if (exception instanceof HttpException) {
       return this.fromHttpStatus(exception.getStatus(), exception.message);
@@ -84,6 +100,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     // fault of the moment, answered 503 with Retry-After, never a 500.
     if (isDatabaseUnavailable(exception)) {
       return databaseUnavailableError();
+    }
+    // A deadlock or serialization failure outside TransactionRunner (which retries them): a race, retried by the client.
+    if (isTransactionConflict(exception)) {
+      return transactionConflictError();
     }
     // Text Postgres cannot store (a NUL that slipped past validation, a bad escape): the input's fault, not ours.
     const code = (exception as { driverError?: { code?: string } })?.driverError?.code;

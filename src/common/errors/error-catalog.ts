@@ -26,7 +26,11 @@ export const ERROR_CATALOG = {
     description: 'X-Tenant-ID (or a token request) names a tenant the token may not act for.',
   },
   not_found: { status: 404, description: 'No such record in this tenant.' },
-  route_not_found: { status: 404, description: 'No endpoint has this method and path.' },
+  route_not_found: { status: 404, description: 'No endpoint has this path.' },
+  method_not_allowed: {
+    status: 405,
+    description: 'The path exists but not with this method; the `Allow` header lists the methods it takes.',
+  },
   duplicate_subscriber: {
     status: 409,
     description: 'A subscriber with the same external_id or email exists.',
@@ -77,7 +81,17 @@ export const ERROR_CATALOG = {
     description:
       "The HTTP request itself is malformed (request line, a header, its framing): Node's parser refused it.",
   },
+  precondition_failed: {
+    status: 412,
+    description:
+      'If-Match names no current ETag of the record (it changed since it was read); nothing changed.',
+  },
   request_timeout: { status: 408, description: 'The request did not arrive completely in time.' },
+  expectation_failed: {
+    status: 417,
+    description:
+      'The request has an `Expect` header other than `100-continue`, the only expectation the server meets.',
+  },
   payload_too_large: { status: 413, description: 'The body is larger than 1 MiB.' },
   headers_too_large: { status: 431, description: 'The request line and headers exceed 16 KiB.' },
   unsupported_media_type: {
@@ -112,7 +126,11 @@ export const ERROR_CATALOG = {
     status: 500,
     description: 'An unexpected failure; the request id locates it in the logs.',
   },
-  service_unavailable: { status: 503, description: 'A dependency (the database) is unreachable.' },
+  service_unavailable: {
+    status: 503,
+    description:
+      'The database is unreachable or too busy (a pool or statement timeout, a deadlock retried out), or the server is still starting: retry after Retry-After.',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { STATUS_CODES, type Server } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorEnvelope } from '../envelope/envelope';
 import { newId } from '../ids';
@@ -29,9 +29,7 @@ export function answerClientErrors(server: Server): void {
               'malformed_request',
               'The HTTP request is malformed (its request line, a header or its framing).',
             ];
-    const requestId = newId('req');
-    // No request has begun, so no context holds its id: the envelope is made inside one of its own.
-    const body = JSON.stringify(requestContext.run({ requestId }, () => errorEnvelope(code, message, null)));
+    const { requestId, body } = envelopeOutsideRequest(code, message);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
@@ -41,6 +39,27 @@ export function answerClientErrors(server: Server): void {
         body,
     );
   });
+  // An Expect other than 100-continue: Node would answer a bare 417 itself; no route runs for it either way.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const { requestId, body } = envelopeOutsideRequest(
+      'expectation_failed',
+      'The server meets no expectation but 100-continue; send the request without this Expect header.',
+    );
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Request-ID': requestId,
+      Connection: 'close', // the body the client holds back is never read
+    });
+    res.end(body);
+  });
+}
+
+/** No request has begun, so no context holds its id: the envelope is made inside one of its own, with a fresh id. */
+function envelopeOutsideRequest(code: string, message: string): { requestId: string; body: string } {
+  const requestId = newId('req');
+  const body = JSON.stringify(requestContext.run({ requestId }, () => errorEnvelope(code, message, null)));
+  return { requestId, body };
 }
 
 /** RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400, in the envelope (after requestIdMiddleware). */

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { errorEnvelope } from '../envelope/envelope';
-import { ApiError } from '../errors/api-error';
+import { ApiError, type ErrorDetail } from '../errors/api-error';
 import { newId } from '../ids';
 import { requestContext } from '../request-context';
 
@@ -12,7 +12,23 @@ export function sendApiError(res: Response, error: ApiError): void {
   for (const [name, value] of Object.entries(error.headers)) {
     res.setHeader(name, value);
   }
-  res.status(error.getStatus()).json(errorEnvelope(error.code, error.message, error.field));
+  res.status(error.getStatus()).json(errorEnvelope(error.code, error.message, error.field, detailsOf(error)));
+}
+
+/** Codes that refuse a value of the request: their answer always lists the failures in error.details. */
+const VALIDATION_CODES = new Set<string>([
+  'missing_field',
+  'unknown_field',
+  'validation_failed',
+  'invalid_query',
+]);
+
+/** Every failure of a validation answer (at least its own), or undefined for any other answer. */
+function detailsOf(error: ApiError): ErrorDetail[] | undefined {
+  if (!VALIDATION_CODES.has(error.code)) {
+    return undefined;
+  }
+  return error.details ?? [{ code: error.code, message: error.message, field: error.field }];
 }
 
 /** Keeps a sane incoming X-Request-ID (else makes one), echoes it, and opens the request's context. */

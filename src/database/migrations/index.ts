@@ -12,6 +12,7 @@ import { Provisioning1795700000000 } from './1795700000000-Provisioning';
 import { RecurringBillingAutomation1795800000000 } from './1795800000000-RecurringBillingAutomation';
 import { NetworkSessions1795900000000 } from './1795900000000-NetworkSessions';
 import { ClaimInStatement1796000000000 } from './1796000000000-ClaimInStatement';
+import { InvoiceVoidReason1796100000700 } from './1796100000700-InvoiceVoidReason';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   RecurringBillingAutomation1795800000000,
   NetworkSessions1795900000000,
   ClaimInStatement1796000000000,
+  InvoiceVoidReason1796100000700,
 ];

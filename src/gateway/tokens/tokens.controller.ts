@@ -6,6 +6,7 @@ import type { AuthContext } from '../../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-envelope';
 import { ApiExampleBody } from '../../common/swagger/api-types';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
+import { ReturnsSecret } from '../../common/http/returns-secret';
 import { SkipIdempotency } from '../idempotency/idempotency.interceptor';
 import { CreateTokenDto, IssuedTokenResponseDto, TokenResponseDto } from './dto/token.dto';
 import { TokensService } from './tokens.service';
@@ -20,6 +21,7 @@ export class TokensController {
   @HttpCode(201)
   @RequireScopes('admin')
   @SkipIdempotency() // the answer holds the secret, which is never stored
+  @ReturnsSecret()
   @ApiOperation({
     summary: 'Issue an API token (admin); the secret is in this response only',
     description:

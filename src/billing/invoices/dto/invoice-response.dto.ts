@@ -27,6 +27,14 @@ export class InvoiceDto {
   @ApiProperty({ nullable: true, type: String }) finalized_at: string | null;
   @ApiProperty({ nullable: true, type: String }) paid_at: string | null;
   @ApiProperty({ nullable: true, type: String }) voided_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description:
+      'Why the invoice was voided (the `reason` of POST /invoices/{id}/void); null when none was given.',
+  })
+  void_reason: string | null;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
   @ApiProperty({ type: [AllocationDto], required: false, description: 'On GET /invoices/{id}.' })
@@ -49,6 +57,7 @@ export class InvoiceDto {
       finalized_at: invoice.finalizedAt?.toISOString() ?? null,
       paid_at: invoice.paidAt?.toISOString() ?? null,
       voided_at: invoice.voidedAt?.toISOString() ?? null,
+      void_reason: invoice.voidReason,
       created_at: invoice.createdAt.toISOString(),
       updated_at: invoice.updatedAt.toISOString(),
       ...(allocations ? { allocations: allocations.map(AllocationDto.from) } : {}),

@@ -7,7 +7,6 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
-  IsOptional,
   IsString,
   Max,
   MaxLength,
@@ -21,6 +20,7 @@ import { IsDateOnly } from '../../../common/validation/is-date-only';
 import { IsFreeText, IsTrimmedText, Trim } from '../../../common/validation/text';
 import { INVOICE_STATUSES, InvoiceStatus } from '../invoice.entity';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
+import { Optional } from '../../../common/validation/optional';
 
 export class InvoiceLineInputDto {
   @ApiProperty({ example: 'Fiber 500 — November' })
@@ -65,26 +65,37 @@ export class CreateInvoiceDto {
     example: false,
     description: 'true: create as draft; POST /invoices/{id}/finalize opens it.',
   })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   draft?: boolean;
 }
 
+export class VoidInvoiceDto {
+  @ApiPropertyOptional({
+    example: 'wrong currency',
+    maxLength: 500,
+    description: 'Why the invoice is voided: kept on the invoice (`void_reason`) and in the `invoice.voided` event.',
+  })
+  @Optional()
+  @IsFreeText(500, { required: true })
+  reason?: string;
+}
+
 export class ListInvoicesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
-  @IsOptional()
+  @Optional()
   @Trim()
   @IsString()
   @MaxLength(64)
   subscriber_id?: string;
 
   @ApiPropertyOptional({ enum: INVOICE_STATUSES })
-  @IsOptional()
+  @Optional()
   @IsIn(INVOICE_STATUSES, { message: `status must be one of ${INVOICE_STATUSES.join(', ')}` })
   status?: InvoiceStatus;
 
   @ApiPropertyOptional({ enum: ['true', 'false'], description: 'true: open or partially paid and past due.' })
-  @IsOptional()
+  @Optional()
   @IsIn(['true', 'false'], { message: 'overdue must be true or false' })
   overdue?: 'true' | 'false';
 }
