@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { EnvelopeInterceptor } from './common/envelope/envelope.interceptor';
+import { EtagInterceptor } from './common/http/etag.interceptor';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { ApiValidationPipe } from './common/validation/validation.pipe';
 import type { Clock } from './common/clock';
@@ -38,6 +39,8 @@ export class AppModule {
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         // Interceptors nest in this order: the envelope outermost, idempotency inside it (it stores the enveloped answer).
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        // Inside the envelope (it tags `data`, never `meta`), outside idempotency (a replay carries the tag too).
+        { provide: APP_INTERCEPTOR, useClass: EtagInterceptor },
         { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

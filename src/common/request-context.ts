@@ -65,6 +65,15 @@ export interface RequestContext {
   requestId: string;
   auth?: Pick<AuthContext, 'tokenId' | 'tenantId' | 'tokenTenantId' | 'scopes'>;
   idempotency?: IdempotencyClaim;
+  /** The write's If-Match, set by EtagInterceptor; services check it under the row lock (assertIfMatch). */
+  ifMatch?: IfMatchPrecondition;
+}
+
+export interface IfMatchPrecondition {
+  /** The entity tags listed, or '*' for any current representation. */
+  tags: string[] | '*';
+  /** Set once a service compared it with the locked record. */
+  evaluated: boolean;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

@@ -13,6 +13,7 @@ import {
 import { ApiExampleBody } from '../common/swagger/api-types';
 import { CreateNasDto, ListNasQueryDto, NasDto, UpdateNasDto } from './dto/nas.dto';
 import { NasService } from './nas.service';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 
 @ApiTags('Network')
 @ApiBearerAuth()
@@ -69,6 +70,7 @@ export class NasController {
   @ApiEnvelope(NasDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found', 'duplicate_nas')
   @ApiExampleBody(UpdateNasDto, { secret: 'n3w-shared-s3cret', coa_port: 1700 })
+  @HonoursIfMatch()
   updateNas(@Auth() auth: AuthContext, @Param('id') id: string, @Body() dto: UpdateNasDto): Promise<NasDto> {
     return this.nas.update(auth, id, dto);
   }
@@ -78,6 +80,7 @@ export class NasController {
   @ApiOperation({ summary: "Remove a NAS from the registry and from FreeRADIUS's clients" })
   @ApiEnvelope(NasDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
+  @HonoursIfMatch()
   deleteNas(@Auth() auth: AuthContext, @Param('id') id: string): Promise<NasDto> {
     return this.nas.remove(auth, id);
   }

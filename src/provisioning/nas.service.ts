@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
@@ -83,6 +84,7 @@ export class NasService {
     try {
       return await this.tx.run(auth, async (tx) => {
         const nas = await this.nas.lockForUpdate(tx.manager, auth.tenantId, id);
+        await assertIfMatch(() => NasDto.from(nas));
         const previousIp = nas.ip;
         const next = {
           name: dto.name ?? nas.name,
@@ -110,6 +112,7 @@ export class NasService {
   remove(auth: AuthContext, id: string): Promise<NasDto> {
     return this.tx.run(auth, async (tx) => {
       const nas = await this.nas.lockForUpdate(tx.manager, auth.tenantId, id);
+      await assertIfMatch(() => NasDto.from(nas));
       await this.nas.delete(tx.manager, auth.tenantId, id);
       await this.radius.writeClient(tx.manager, nas.ip, null);
       return this.emit(tx, nas, 'nas.deleted');

@@ -6,6 +6,7 @@ import type { AuthContext } from '../common/request-context';
 import { ApiEnvelope, ApiErrors, AUTH_ERRORS, IDEMPOTENCY_ERRORS } from '../common/swagger/api-envelope';
 import { ListOrdersQueryDto, OrderDto } from './dto/order.dto';
 import { ProvisioningOrdersService } from './provisioning-orders.service';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 
 @ApiTags('Provisioning')
 @ApiBearerAuth()
@@ -43,6 +44,7 @@ export class ProvisioningOrdersController {
   })
   @ApiEnvelope(OrderDto)
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  @HonoursIfMatch()
   async cancelProvisioningOrder(@Auth() auth: AuthContext, @Param('id') id: string): Promise<OrderDto> {
     return this.orders.cancel(auth, id);
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RenderedPage } from '../common/envelope/envelope';
@@ -109,6 +110,7 @@ export class ProvisioningOrdersService {
   cancel(auth: AuthContext, id: string): Promise<OrderDto> {
     return this.tx.run(auth, async (tx) => {
       const order = await this.orders.lockForUpdate(tx.manager, auth.tenantId, id);
+      await assertIfMatch(() => OrderDto.from(order));
       if (order.status !== OrderStatus.Acknowledged) {
         throw new ApiError(
           'invalid_state_transition',

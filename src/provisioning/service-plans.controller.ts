@@ -18,6 +18,7 @@ import {
   UpdateServicePlanDto,
 } from './dto/service-plan.dto';
 import { ServicePlansService } from './service-plans.service';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 
 @ApiTags('Provisioning')
 @ApiBearerAuth()
@@ -81,6 +82,7 @@ export class ServicePlansController {
   @ApiEnvelope(ServicePlanDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found', 'duplicate_service_plan', 'plan_in_use')
   @ApiExampleBody(UpdateServicePlanDto, { name: 'Fiber 500 (2026)', download_kbps: 600000 })
+  @HonoursIfMatch()
   async updateServicePlan(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

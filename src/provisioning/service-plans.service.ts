@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
@@ -84,6 +85,7 @@ export class ServicePlansService {
     try {
       return await this.tx.run(auth, async (tx) => {
         const plan = await this.plans.lockForUpdate(tx.manager, auth.tenantId, id);
+        await assertIfMatch(() => ServicePlanDto.from(plan));
         const next = {
           name: dto.name ?? plan.name,
           downloadKbps: dto.download_kbps ?? plan.downloadKbps,

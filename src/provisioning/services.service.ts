@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
@@ -162,12 +163,14 @@ export class ServicesService {
 
   /**
    * Saves the fields; what the network sees (the password, the static address) is carried there by a modify order,
-   * so such a change waits for the service's open order (409 order_in_progress).
+   * so such a change waits for the service's open order (409 order_in_progress). Locks the service row first, then
+   * looks at its orders, as act() and the worker do (docs/decisions.md "One lock order").
    */
   async update(auth: AuthContext, id: string, dto: UpdateServiceDto): Promise<ServiceDto> {
     try {
       return await this.tx.run(auth, async (tx) => {
         const service = await this.services.lockForUpdate(tx.manager, auth.tenantId, id);
+        await assertIfMatch(() => ServiceDto.from(service));
         if (service.status === ServiceStatus.Terminated) {
           throw new ApiError(
             'invalid_state_transition',
@@ -193,6 +196,12 @@ export class ServicesService {
         if (changed.length === 0) {
           return ServiceDto.from(service);
         }
+        const networkChanges = changed.filter((field) => ['pppoe_password', 'static_ipv4'].includes(field));
+        // Lock order (docs/decisions.md "One lock order"): the service row, then its orders. Checked before any write,
+        // so a change the open order would have to wait for is refused at once rather than queued behind the worker.
+        if (networkChanges.length > 0 && (await this.orders.hasOpen(tx, service))) {
+          throw orderInProgress(service.id);
+        }
         service.updatedAt = new Date();
         await this.services.update(tx.manager, service);
         const answer = ServiceDto.from(service);
@@ -203,7 +212,6 @@ export class ServicesService {
           object: answer,
           details: { changed_fields: changed },
         });
-        const networkChanges = changed.filter((field) => ['pppoe_password', 'static_ipv4'].includes(field));
         if (networkChanges.length > 0) {
           await this.orders.open(tx, service, OrderAction.Modify, {
             planId: service.planId,
@@ -228,6 +236,7 @@ export class ServicesService {
     }
     return this.tx.run(auth, async (tx) => {
       const service = await this.services.lockForUpdate(tx.manager, auth.tenantId, id);
+      await assertIfMatch(() => ServiceDto.from(service));
       statusAfter(dto.action, service.status);
       let planId = service.planId;
       if (changingPlan) {

@@ -17,6 +17,7 @@ import { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
 import { CreatedSubscriberDto, SubscriberDto } from './dto/subscriber-response.dto';
 import { UpdateSubscriberDto } from './dto/update-subscriber.dto';
 import { SubscribersService } from './subscribers.service';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 
 @ApiTags('Subscribers')
 @ApiBearerAuth()
@@ -98,6 +99,7 @@ export class SubscribersController {
     phone: '+14155550199',
     metadata: { plan: 'fiber-1000', referral: null },
   })
+  @HonoursIfMatch()
   async updateSubscriber(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
@@ -118,6 +120,7 @@ export class SubscribersController {
   @ApiEnvelope(SubscriberDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   @ApiExampleBody(ChangeStatusDto, { status: 'active', reason: 'Installation done' })
+  @HonoursIfMatch()
   async changeSubscriberStatus(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

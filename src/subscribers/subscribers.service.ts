@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
+import { assertIfMatch } from '../common/http/etag';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postgres-errors';
 import { newId } from '../common/ids';
 import { mergeMetadata } from '../common/metadata';
@@ -115,6 +116,7 @@ export class SubscribersService {
     try {
       return await this.tx.run(auth, async (tx) => {
         const subscriber = await this.subscribers.lockForUpdate(tx.manager, tenantId, id);
+        await assertIfMatch(() => SubscriberDto.from(subscriber));
         if (subscriber.status === SubscriberStatus.Archived) {
           throw new ApiError('invalid_state_transition', 'An archived subscriber is read-only.', 'status');
         }
@@ -162,6 +164,7 @@ export class SubscribersService {
   async changeStatusIn(tx: Tx, tenantId: string, id: string, dto: ChangeStatusDto): Promise<SubscriberDto> {
     const suspending = dto.status === SubscriberStatus.Suspended;
     const subscriber = await this.subscribers.lockForUpdate(tx.manager, tenantId, id);
+    await assertIfMatch(() => SubscriberDto.from(subscriber));
     const from = subscriber.status;
     subscriber.status = assertTransition(from, dto.status);
     subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;

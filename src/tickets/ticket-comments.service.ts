@@ -3,13 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
+import { assertIfMatch } from '../common/http/etag';
 import { newId } from '../common/ids';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import { CreateCommentDto } from './dto/create-comment.dto';
 import { ListCommentsQueryDto } from './dto/list-tickets-query.dto';
-import { CommentDto } from './dto/ticket-response.dto';
+import { CommentDto, TicketDetailDto } from './dto/ticket-response.dto';
 import { TicketCommentsRepository } from './ticket-comments.repository';
 import { AGENT_REPLIED, CommentAuthorType, CUSTOMER_REPLIED, TicketStatus } from './ticket-status';
 import { Ticket, TicketComment } from './ticket.entity';
@@ -57,6 +58,10 @@ export class TicketCommentsService {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const ticket = await this.tickets.lockForUpdate(tx.manager, tenantId, ticketId);
+      // A comment can move the ticket (a reply reopens it): If-Match names the ticket, as GET /tickets/{id} shows it.
+      await assertIfMatch(async () =>
+        TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, ticketId)),
+      );
       assertEditable(ticket);
       const createdAt = new Date();
       const comment = Object.assign(new TicketComment(), {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RenderedPage } from '../common/envelope/envelope';
@@ -130,6 +131,9 @@ export class TicketsService {
     const { tenantId } = auth;
     return this.tx.run(auth, async (tx) => {
       const ticket = await this.tickets.lockForUpdate(tx.manager, tenantId, id);
+      await assertIfMatch(async () =>
+        TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, id)),
+      );
       assertEditable(ticket);
       const changed = this.applyChanges(ticket, dto);
       if (changed.includes('priority')) {
@@ -161,6 +165,9 @@ export class TicketsService {
     }
     return this.tx.run(auth, async (tx) => {
       const ticket = await this.tickets.lockForUpdate(tx.manager, tenantId, id);
+      await assertIfMatch(async () =>
+        TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, id)),
+      );
       await this.moveTo(tx, ticket, dto.status, dto.reason ?? null);
       return TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, id));
     });

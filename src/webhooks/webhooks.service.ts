@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
@@ -83,6 +84,7 @@ export class WebhooksService implements OnModuleInit {
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
       const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
+      await assertIfMatch(() => WebhookDto.from(webhook));
       if (dto.url !== undefined) {
         webhook.url = dto.url;
       }
@@ -123,6 +125,7 @@ export class WebhooksService implements OnModuleInit {
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
       const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
+      await assertIfMatch(() => WebhookDto.from(webhook));
       await this.webhookDeliveries.deleteForWebhook(manager, tenantId, id);
       await this.webhooks.delete(manager, tenantId, id);
       await this.events.append(tx, {
@@ -141,6 +144,7 @@ export class WebhooksService implements OnModuleInit {
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
       const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
+      await assertIfMatch(() => WebhookDto.from(webhook));
       webhook.previousSecret = webhook.secret;
       webhook.previousSecretExpiresAt = new Date(Date.now() + SECRET_GRACE_MS);
       webhook.secret = generateWebhookSecret();

@@ -18,6 +18,7 @@ import {
   CreateBillingProfileDto,
   UpdateBillingProfileDto,
 } from './dto/billing-profile.dto';
+import { HonoursIfMatch } from '../../common/http/honours-if-match';
 
 @ApiTags('Billing')
 @ApiBearerAuth()
@@ -72,6 +73,7 @@ export class BillingProfilesController {
   @ApiEnvelope(BillingProfileDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
   @ApiExampleBody(UpdateBillingProfileDto, { payment_terms_days: 30 })
+  @HonoursIfMatch()
   async updateBillingProfile(
     @Auth() auth: AuthContext,
     @Param('id') id: string,

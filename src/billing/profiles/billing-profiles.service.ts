@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
+import { assertIfMatch } from '../../common/http/etag';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
@@ -66,6 +67,7 @@ export class BillingProfilesService {
     }
     return this.tx.run(auth, async (tx) => {
       const profile = await this.profiles.lockForUpdate(tx.manager, tenantId, id);
+      await assertIfMatch(() => BillingProfileDto.from(profile));
       const changes: Partial<BillingProfile> = {
         name: dto.name,
         currency: dto.currency,

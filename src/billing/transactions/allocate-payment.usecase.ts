@@ -1,4 +1,5 @@
 import type { AuthContext } from '../../common/request-context';
+import { assertIfMatch } from '../../common/http/etag';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
@@ -39,6 +40,12 @@ export class AllocatePaymentUseCase {
     return this.tx.run(auth, async (tx) => {
       const { manager } = tx;
       const transaction = await this.transactions.lockForUpdate(manager, tenantId, transactionId);
+      await assertIfMatch(async () =>
+        TransactionDto.from(
+          transaction,
+          await this.transactions.allocationsOfTransaction(manager, tenantId, transactionId),
+        ),
+      );
       if (!ALLOCATABLE_KINDS.includes(transaction.kind)) {
         throw new ApiError(
           'validation_failed',

@@ -15,6 +15,7 @@ import { AllocatePaymentUseCase } from './allocate-payment.usecase';
 import { AllocateDto, CreateTransactionDto, ListTransactionsQueryDto } from './dto/transaction.dto';
 import { TransactionDto } from './dto/transaction-response.dto';
 import { TransactionsService } from './transactions.service';
+import { HonoursIfMatch } from '../../common/http/honours-if-match';
 
 @ApiTags('Billing')
 @ApiBearerAuth()
@@ -109,6 +110,7 @@ export class TransactionsController {
     'currency_mismatch',
   )
   @ApiExampleBody(AllocateDto, { strategy: 'oldest_first' })
+  @HonoursIfMatch()
   async allocateTransaction(
     @Auth() auth: AuthContext,
     @Param('transaction_id') id: string,

@@ -166,7 +166,8 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
     res.setHeader('RateLimit', `"${name}";r=${remaining};t=${record.timeToExpire}`);
     res.setHeader('X-RateLimit-Limit', String(limit));
     res.setHeader('X-RateLimit-Remaining', String(remaining));
-    res.setHeader('X-RateLimit-Reset', String(record.timeToExpire));
+    // GitHub's header name carries GitHub's unit: the epoch second the window resets at, never before it does.
+    res.setHeader('X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + record.timeToExpire));
     if (record.isBlocked) {
       throw new ApiError(
         'rate_limited',
