@@ -54,6 +54,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      // Every answer a supertest request receives is checked against openapi.json (issue 27, "Proof in CI").
+      setupFilesAfterEnv: ['<rootDir>/test/support/contract/response-contract.setup.ts'],
       transform,
     },
     ...(radiusWanted || radiusPossible

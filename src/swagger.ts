@@ -1,8 +1,16 @@
 import type { INestApplication } from '@nestjs/common';
+import type { Request } from 'express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { API_VERSION } from './common/envelope/envelope';
 import { addSuccessExamples, describeParameters } from './common/swagger/document-conventions';
+import { toOpenApi31 } from './common/swagger/openapi-31';
+import { documentResponses, moveRequestDefaultsToDescriptions } from './common/swagger/response-conventions';
+import { splitRequestForms } from './common/swagger/request-forms';
+import { completeStringFormats } from './common/swagger/string-formats';
+import { applyValidationConstraints } from './common/swagger/validation-constraints';
+import { documentWebhooks } from './common/swagger/webhook-payloads';
 import { APP_CONFIG, type AppConfig } from './config/app-config';
+import { EVENT_TYPES } from './events';
 
 const DESCRIPTION = `The HTTP API an internet service provider runs its business on: subscribers, billing, support
 tickets, network provisioning (service plans, services and the orders that carry them to FreeRADIUS), webhooks and an
@@ -11,7 +19,12 @@ audit log of events.
 Every response is an envelope: \`{success, data, meta:{request_id, api_version}}\` on success (lists add
 \`meta.pagination\`), \`{success:false, error:{code, message, field}, meta}\` on failure. Error codes are listed per
 endpoint; the whole catalog is in docs/errors.md. Send \`Authorization: Bearer <token>\` on every call but the public
-ones; \`GET /api/v1\` states the rate limits before your first real call.`;
+ones; \`GET /api/v1\` states the rate limits before your first real call.
+
+Two answers can come from any path: \`503 service_unavailable\` with \`Retry-After\` (the database timed out or a
+deadlock was retried out; listed on every operation that reads the database), and \`405 method_not_allowed\` with
+\`Allow\` for a method a path does not take (\`#/components/responses/MethodNotAllowed\`; no operation lists it, since
+it answers the operations a path lacks). Webhook deliveries are described under \`webhooks\`, one per event type.`;
 
 /** Tags in the order an integrator meets the domains; Swagger UI and generators list them so. */
 const TAGS: [name: string, description: string][] = [
@@ -36,13 +49,21 @@ const TAGS: [name: string, description: string][] = [
   ['Admin', 'Tenants and API tokens.'],
 ];
 
+/** The committed document's server: a variable, so a client points it at its own deployment. */
+const SERVER_VARIABLE = {
+  base_url: {
+    default: 'http://localhost:3000',
+    description: 'Where your API runs: its origin, with a path prefix if a proxy adds one.',
+  },
+};
+
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const { publicBaseUrl } = app.get<AppConfig>(APP_CONFIG);
+  applyValidationConstraints();
   const builder = new DocumentBuilder()
     .setTitle('ISP Subscriber, Billing and Automation API')
     .setDescription(DESCRIPTION)
     .setVersion(API_VERSION)
-    .addServer(publicBaseUrl, 'This server (PUBLIC_BASE_URL)');
+    .addServer('{base_url}', 'Your server', SERVER_VARIABLE);
   for (const [name, description] of TAGS) {
     builder.addTag(name, description);
   }
@@ -65,14 +86,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         description:
           "Tenant id or slug to act for; defaults to the token's own tenant. Only `platform:admin` tokens may " +
           'name another (403 `tenant_forbidden`).',
-        schema: { type: 'string' },
+        schema: { type: 'string', maxLength: 64 },
       },
       {
         name: 'X-Request-ID',
         in: 'header',
         required: false,
         description: 'Your trace id (≤ 128 of A-Z a-z 0-9 . _ : -); echoed back and in meta.request_id.',
-        schema: { type: 'string' },
+        schema: { type: 'string', maxLength: 128 },
       },
     )
     .build();
@@ -81,7 +102,24 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controllerKey, methodKey) => methodKey,
   });
-  return addSuccessExamples(describeParameters(documentIdempotencyKeys(document)));
+  const described = addSuccessExamples(describeParameters(documentIdempotencyKeys(document)));
+  const completed = moveRequestDefaultsToDescriptions(completeStringFormats(documentResponses(described)));
+  return toOpenApi31(documentWebhooks(splitRequestForms(completed), EVENT_TYPES));
+}
+
+/**
+ * The served document names the server that served it: PUBLIC_BASE_URL when set (behind a proxy), else the origin
+ * the request came in on, so Swagger's Try-it-out calls this very server on whatever host and port it answered.
+ */
+function servedDocument(publicBaseUrl: string | null) {
+  return <TRequest>(raw: TRequest, _res: unknown, document: OpenAPIObject): OpenAPIObject => {
+    const req = raw as unknown as Request;
+    const url = publicBaseUrl ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    return {
+      ...document,
+      servers: [{ url, description: publicBaseUrl ? 'PUBLIC_BASE_URL' : 'This server' }],
+    };
+  };
 }
 
 /** Every POST takes an idempotency key (the interceptor applies to all of them) unless marked @SkipIdempotency(). */
@@ -108,8 +146,12 @@ function documentIdempotencyKeys(document: OpenAPIObject): OpenAPIObject {
 }
 
 export function setupSwagger(app: INestApplication): void {
+  const { publicBaseUrl } = app.get<AppConfig>(APP_CONFIG);
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
     jsonDocumentUrl: 'docs/openapi.json',
     yamlDocumentUrl: 'docs/openapi.yaml',
+    patchDocumentOnRequest: servedDocument(publicBaseUrl),
+    // The token survives a reload of /docs; the box above the operations filters them by tag.
+    swaggerOptions: { persistAuthorization: true, filter: true },
   });
 }

@@ -18,6 +18,14 @@ curl -fsS "$API_URL/docs/openapi.json" -o "$TEST_SERVER_DIR/openapi.json"
 OPENAPI_DOCUMENT="$TEST_SERVER_DIR/openapi.json" npm run -s generate
 npx tsc --noEmit
 echo "typecheck: ok (strict)"
+# A second generator on the same document: @hey-api/openapi-ts's client and a scenario that must compile (--strict).
+(
+  cd ../typescript-heyapi
+  npm ci --no-audit --no-fund --loglevel=error
+  OPENAPI_DOCUMENT="$TEST_SERVER_DIR/openapi.json" npm run -s generate >/dev/null
+  npx tsc --noEmit
+)
+echo "typecheck (hey-api): ok (strict)"
 
 # Tokens with only the scopes the README tells an integrator to ask for. Idempotency keys are kept per token, so the
 # third run (another token) misses every key, as a re-run after the keys' 24 hours would, and must find the

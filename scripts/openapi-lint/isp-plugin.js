@@ -9,7 +9,8 @@ function SuccessEnvelope() {
   return {
     Response: {
       enter(response, { key, report, location, resolve }) {
-        if (!/^2/.test(String(key))) {
+        // A webhook's answer is the receiver's (any 2xx), not one of ours: only paths answer with the envelope.
+        if (!/^2/.test(String(key)) || location.pointer.startsWith('#/webhooks/')) {
           return;
         }
         for (const [mediaType, media] of Object.entries(response.content ?? {})) {

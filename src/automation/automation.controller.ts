@@ -16,9 +16,11 @@ export class AutomationController {
   @Get()
   @RequireScopes('automation:read')
   @ApiOperation({
+    description:
+      'Lists every automation rule the service knows (dunning, services following their subscriber, …) with the events that trigger it, the events it emits, and whether it is enabled for the tenant. The list is short and complete, so it is not paginated.',
     summary: 'List the automation rules, what each does and whether it is enabled for the tenant',
   })
-  @ApiEnvelope(AutomationRuleDto, { list: true })
+  @ApiEnvelope(AutomationRuleDto, { list: 'whole' })
   @ApiErrors(...AUTH_ERRORS)
   async listAutomationRules(@Auth() auth: AuthContext): Promise<AutomationRuleDto[]> {
     return this.automation.list(auth.tenantId);
@@ -27,7 +29,11 @@ export class AutomationController {
   @Patch(':rule')
   @HttpCode(200)
   @RequireScopes('automation:write')
-  @ApiOperation({ summary: 'Enable or disable an automation rule for the tenant' })
+  @ApiOperation({
+    description:
+      'Enables or disables one automation rule for the tenant; the change applies to events processed from then on. Emits `automation_rule.updated`; 404 `not_found` for an unknown rule name.',
+    summary: 'Enable or disable an automation rule for the tenant',
+  })
   @ApiEnvelope(AutomationRuleDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
   @ApiExampleBody(UpdateAutomationRuleDto, { enabled: false })

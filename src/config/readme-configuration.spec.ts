@@ -23,12 +23,15 @@ function configurationRows(): Map<string, string> {
 function variablesRead(): string[] {
   const read = new Set<string>();
   loadConfig(
-    new Proxy<Record<string, string | undefined>>({}, {
-      get: (_target, name) => {
-        read.add(String(name));
-        return undefined;
+    new Proxy<Record<string, string | undefined>>(
+      {},
+      {
+        get: (_target, name) => {
+          read.add(String(name));
+          return undefined;
+        },
       },
-    }),
+    ),
   );
   return [...read].sort();
 }

@@ -17,7 +17,7 @@ export class EventTypesController {
       'Scope `webhooks:read`. Webhook `events` accept these types, `prefix.*` of their prefixes (`subscriber.*`), ' +
       'or `*`. Not paginated.',
   })
-  @ApiEnvelope(EventTypeDto, { list: true })
+  @ApiEnvelope(EventTypeDto, { list: 'whole' })
   @ApiErrors(...AUTH_ERRORS)
   listEventTypes(): EventTypeDto[] {
     return EventTypeDto.all();

@@ -16,7 +16,11 @@ export class EventsController {
 
   @Get()
   @RequireScopes('events:read')
-  @ApiOperation({ summary: 'List the audit and automation event log, newest first' })
+  @ApiOperation({
+    description:
+      'Reads the audit log: every change to a record, who made it and the record after it, newest first. Filter by type or subject, and page with `starting_after`; events are kept, never changed.',
+    summary: 'List the audit and automation event log, newest first',
+  })
   @ApiEnvelope(EventResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listEvents(@Auth() auth: AuthContext, @Query() query: ListEventsQueryDto): Promise<RenderedPage> {
@@ -25,7 +29,11 @@ export class EventsController {
 
   @Get(':id')
   @RequireScopes('events:read')
-  @ApiOperation({ summary: 'Get one event' })
+  @ApiOperation({
+    description:
+      'Returns one event of the audit log, with the record as it was after that change. 404 `not_found` for an id outside the tenant.',
+    summary: 'Get one event',
+  })
   @ApiEnvelope(EventResponseDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getEvent(@Auth() auth: AuthContext, @Param('id') id: string): Promise<EventResponseDto> {

@@ -45,7 +45,11 @@ export class NasController {
 
   @Get()
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'List the NAS registry, newest first' })
+  @ApiOperation({
+    description:
+      'Lists the NAS registry (the RADIUS clients FreeRADIUS accepts), newest first, paginated by cursor. Secrets are never shown.',
+    summary: 'List the NAS registry, newest first',
+  })
   @ApiEnvelope(NasDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listNas(@Auth() auth: AuthContext, @Query() query: ListNasQueryDto): Promise<Page<NasDto>> {
@@ -54,7 +58,11 @@ export class NasController {
 
   @Get(':id')
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'Get a NAS' })
+  @ApiOperation({
+    description:
+      'Returns one NAS of the registry (never its secret) with its ETag. 404 `not_found` when the tenant has no NAS with this id.',
+    summary: 'Get a NAS',
+  })
   @ApiEnvelope(NasDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getNas(@Auth() auth: AuthContext, @Param('id') id: string): Promise<NasDto> {
@@ -77,7 +85,11 @@ export class NasController {
 
   @Delete(':id')
   @RequireScopes('provisioning:write')
-  @ApiOperation({ summary: "Remove a NAS from the registry and from FreeRADIUS's clients" })
+  @ApiOperation({
+    description:
+      "Removes a NAS from the registry and from FreeRADIUS's `nas` table, so FreeRADIUS stops accepting it once it reloads its clients. Emits `nas.deleted`; honours If-Match; 404 `not_found` for an unknown id.",
+    summary: "Remove a NAS from the registry and from FreeRADIUS's clients",
+  })
   @ApiEnvelope(NasDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   @HonoursIfMatch()

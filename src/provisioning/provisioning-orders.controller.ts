@@ -16,7 +16,11 @@ export class ProvisioningOrdersController {
 
   @Get()
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'List provisioning orders, newest first' })
+  @ApiOperation({
+    description:
+      'Lists provisioning orders (activate, suspend, resume, change plan, modify, terminate), newest first, filtered by service, subscriber, status or action, paginated by cursor. Read-only.',
+    summary: 'List provisioning orders, newest first',
+  })
   @ApiEnvelope(OrderDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listProvisioningOrders(
@@ -28,7 +32,11 @@ export class ProvisioningOrdersController {
 
   @Get(':id')
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'Get a provisioning order: its status, attempts and last error' })
+  @ApiOperation({
+    description:
+      'Returns one provisioning order: what it asks of the network, its status, the attempts made and the last error. 404 `not_found` for an unknown id.',
+    summary: 'Get a provisioning order: its status, attempts and last error',
+  })
   @ApiEnvelope(OrderDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getProvisioningOrder(@Auth() auth: AuthContext, @Param('id') id: string): Promise<OrderDto> {

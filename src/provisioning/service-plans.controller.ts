@@ -52,7 +52,11 @@ export class ServicePlansController {
 
   @Get()
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'List service plans, newest first' })
+  @ApiOperation({
+    description:
+      "Lists the tenant's service plans (speeds, price, currency), newest first, paginated by cursor. Read-only.",
+    summary: 'List service plans, newest first',
+  })
   @ApiEnvelope(ServicePlanDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listServicePlans(
@@ -64,7 +68,11 @@ export class ServicePlansController {
 
   @Get(':id')
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'Get a service plan' })
+  @ApiOperation({
+    description:
+      'Returns one service plan with its ETag. 404 `not_found` when the tenant has no plan with this id.',
+    summary: 'Get a service plan',
+  })
   @ApiEnvelope(ServicePlanDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getServicePlan(@Auth() auth: AuthContext, @Param('id') id: string): Promise<ServicePlanDto> {

@@ -68,7 +68,11 @@ export class ServicesController {
 
   @Get('subscribers/:id/services')
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: "List a subscriber's services, newest first" })
+  @ApiOperation({
+    description:
+      "Lists one subscriber's services, newest first, paginated by cursor. 404 `not_found` for an unknown subscriber.",
+    summary: "List a subscriber's services, newest first",
+  })
   @ApiEnvelope(ServiceDto, { list: true })
   @ApiErrors(...LIST_ERRORS, 'not_found')
   async listSubscriberServices(
@@ -81,7 +85,11 @@ export class ServicesController {
 
   @Get('services')
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'List services, newest first' })
+  @ApiOperation({
+    description:
+      "Lists services across subscribers, newest first, filtered by subscriber, plan, status or PPPoE username, paginated by cursor. A service's PPPoE password is never shown.",
+    summary: 'List services, newest first',
+  })
   @ApiEnvelope(ServiceDto, { list: true })
   @ApiErrors(...LIST_ERRORS)
   async listServices(
@@ -93,7 +101,11 @@ export class ServicesController {
 
   @Get('services/:id')
   @RequireScopes('provisioning:read')
-  @ApiOperation({ summary: 'Get a service (never its password)' })
+  @ApiOperation({
+    description:
+      'Returns one service (plan, status, network identity, installation address) with its ETag; the PPPoE password is write-only and never shown. 404 `not_found` for an unknown id.',
+    summary: 'Get a service (never its password)',
+  })
   @ApiEnvelope(ServiceDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getService(@Auth() auth: AuthContext, @Param('id') id: string): Promise<ServiceDto> {

@@ -60,7 +60,11 @@ export class SubscribersController {
 
   @Get()
   @RequireScopes('subscribers:read')
-  @ApiOperation({ summary: 'List subscribers, newest first' })
+  @ApiOperation({
+    description:
+      'Lists subscribers, newest first, filtered by status, external id or email, paginated by cursor. Read-only.',
+    summary: 'List subscribers, newest first',
+  })
   @ApiEnvelope(SubscriberDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listSubscribers(
@@ -72,7 +76,11 @@ export class SubscribersController {
 
   @Get(':id')
   @RequireScopes('subscribers:read')
-  @ApiOperation({ summary: 'Get a subscriber, contact fields included' })
+  @ApiOperation({
+    description:
+      'Returns one subscriber with its contact fields, address, status and metadata, and its ETag (send it as If-Match to change it safely). 404 `not_found` for an unknown id.',
+    summary: 'Get a subscriber, contact fields included',
+  })
   @ApiEnvelope(SubscriberDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getSubscriber(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SubscriberDto> {

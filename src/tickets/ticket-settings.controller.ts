@@ -15,7 +15,11 @@ export class TicketSettingsController {
 
   @Get()
   @RequireScopes('tickets:read')
-  @ApiOperation({ summary: "The tenant's SLA: hours to due_at per priority" })
+  @ApiOperation({
+    description:
+      "Returns the tenant's support SLA: how many hours after it opens a ticket of each priority is due. Tenants that never changed it get the defaults.",
+    summary: "The tenant's SLA: hours to due_at per priority",
+  })
   @ApiEnvelope(TicketSettingsDto)
   @ApiErrors(...AUTH_ERRORS)
   async getTicketSettings(@Auth() auth: AuthContext): Promise<TicketSettingsDto> {

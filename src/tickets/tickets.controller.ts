@@ -64,7 +64,11 @@ export class TicketsController {
 
   @Get('tickets')
   @RequireScopes('tickets:read')
-  @ApiOperation({ summary: 'List tickets, newest first, with the help desk filters' })
+  @ApiOperation({
+    description:
+      "Lists support tickets, newest first, with the help desk's filters (status, priority, type, subscriber, assignee, tag, overdue, free text), paginated by cursor. Read-only.",
+    summary: 'List tickets, newest first, with the help desk filters',
+  })
   @ApiEnvelope(TicketDto, { list: true })
   @ApiErrors(...LIST_ERRORS)
   async listTickets(@Auth() auth: AuthContext, @Query() query: ListTicketsQueryDto): Promise<RenderedPage> {
@@ -89,7 +93,11 @@ export class TicketsController {
 
   @Get('tickets/:id')
   @RequireScopes('tickets:read')
-  @ApiOperation({ summary: 'Get a ticket with its status history' })
+  @ApiOperation({
+    description:
+      "Returns one ticket with its status history (the first entry's `from` is null) and its ETag. 404 `not_found` for an unknown id.",
+    summary: 'Get a ticket with its status history',
+  })
   @ApiEnvelope(TicketDetailDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getTicket(@Auth() auth: AuthContext, @Param('id') id: string): Promise<TicketDetailDto> {

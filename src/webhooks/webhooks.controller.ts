@@ -35,7 +35,11 @@ export class WebhooksController {
 
   @Get()
   @RequireScopes('webhooks:read')
-  @ApiOperation({ summary: 'List webhook subscriptions' })
+  @ApiOperation({
+    description:
+      "Lists the tenant's webhook subscriptions (url, event patterns, enabled, why one was disabled), newest first. Signing secrets are never shown here.",
+    summary: 'List webhook subscriptions',
+  })
   @ApiEnvelope(WebhookDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listWebhooks(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<WebhookDto>> {
@@ -67,7 +71,11 @@ export class WebhooksController {
 
   @Get(':id')
   @RequireScopes('webhooks:read')
-  @ApiOperation({ summary: 'Get a webhook subscription' })
+  @ApiOperation({
+    description:
+      'Returns one webhook subscription (never its secret) with its ETag. 404 `not_found` for an unknown id.',
+    summary: 'Get a webhook subscription',
+  })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getWebhook(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
@@ -76,7 +84,11 @@ export class WebhooksController {
 
   @Patch(':id')
   @RequireScopes('webhooks:write')
-  @ApiOperation({ summary: 'Change url, events, description or enabled' })
+  @ApiOperation({
+    description:
+      'Changes the url, event patterns, description or enabled flag sent, leaving the rest as it is. Honours If-Match and emits `webhook.updated`; 422 `validation_failed` for an unknown event pattern or a url the server refuses.',
+    summary: 'Change url, events, description or enabled',
+  })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
   @ApiExampleBody(UpdateWebhookDto, { events: ['*'], description: 'CRM sync, every event' })
@@ -91,7 +103,11 @@ export class WebhooksController {
 
   @Delete(':id')
   @RequireScopes('webhooks:write')
-  @ApiOperation({ summary: 'Delete a subscription and its pending deliveries' })
+  @ApiOperation({
+    description:
+      'Deletes a webhook subscription; its deliveries not yet sent are dropped. Emits `webhook.deleted`; honours If-Match; 404 `not_found` for an unknown id.',
+    summary: 'Delete a subscription and its pending deliveries',
+  })
   @ApiEnvelope(WebhookDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   @HonoursIfMatch()
@@ -104,7 +120,11 @@ export class WebhooksController {
   @RequireScopes('webhooks:write')
   @ReturnsSecret()
   @SkipIdempotency()
-  @ApiOperation({ summary: 'Issue a new secret; for 24 h deliveries carry signatures of both' })
+  @ApiOperation({
+    description:
+      'Issues a new signing secret, shown once in this answer (sent with `Cache-Control: no-store`); for 24 hours deliveries carry signatures of both the old and the new one, so the receiver can switch without losing any. Emits `webhook.secret_rotated`; honours If-Match.',
+    summary: 'Issue a new secret; for 24 h deliveries carry signatures of both',
+  })
   @ApiEnvelope(WebhookWithSecretDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   @HonoursIfMatch()
@@ -118,7 +138,11 @@ export class WebhooksController {
   @Post(':id/test')
   @HttpCode(202)
   @RequireScopes('webhooks:write')
-  @ApiOperation({ summary: 'Send a webhook.test event to this endpoint alone' })
+  @ApiOperation({
+    description:
+      'Queues a `webhook.test` event for this endpoint alone, so a receiver can be checked end to end; follow it in the attempt log. 409 `invalid_state_transition` when the webhook is disabled.',
+    summary: 'Send a webhook.test event to this endpoint alone',
+  })
   @ApiEnvelope(WebhookTestDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   async testWebhook(@Auth() auth: AuthContext, @Param('id') id: string): Promise<WebhookTestDto> {
@@ -127,7 +151,11 @@ export class WebhooksController {
 
   @Get(':id/deliveries')
   @RequireScopes('webhooks:read')
-  @ApiOperation({ summary: 'The attempt log of a subscription, newest first' })
+  @ApiOperation({
+    description:
+      'Lists the delivery attempts of one subscription, newest first: the event, the HTTP status or error the endpoint gave, how long it took, and when a retry is due. 404 `not_found` for an unknown webhook.',
+    summary: 'The attempt log of a subscription, newest first',
+  })
   @ApiEnvelope(WebhookAttemptDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
   async listWebhookAttempts(

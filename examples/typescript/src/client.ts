@@ -5,8 +5,8 @@ import createClient from 'openapi-fetch';
 import type { components, paths } from './schema.js';
 
 export type Schemas = components['schemas'];
-export type ErrorEnvelope = Schemas['ErrorEnvelopeDto'];
-export type ErrorCode = Schemas['ErrorBodyDto']['code'];
+export type ErrorEnvelope = Schemas['ErrorEnvelope'];
+export type ErrorCode = Schemas['ErrorBody']['code'];
 
 export function clientFromEnv() {
   const baseUrl = process.env.ISP_API_URL ?? 'http://localhost:3000';

@@ -14,7 +14,7 @@ import {
 import { readRows, type Row } from './csv.js';
 
 type Outcome = 'created' | 'replayed' | 'existing';
-type Transaction = Schemas['TransactionDto'];
+type Transaction = Schemas['Transaction'];
 const CURRENCY = 'USD';
 
 const counts = { subscribers: tally(), invoices: tally(), payments: tally() };
@@ -27,7 +27,7 @@ function print(line: object): void {
 
 /** Create, or find by external_id: a replay (same row, within 24 h) and a 409 (changed row, or later) both mean "exists". */
 async function syncSubscriber(api: Api, row: Row): Promise<{ id: string; outcome: Outcome }> {
-  const body: Schemas['CreateSubscriberDto'] = {
+  const body: Schemas['CreateSubscriber'] = {
     external_id: row.external_id,
     full_name: row.full_name,
     status: row.status,
@@ -76,7 +76,7 @@ async function ensureInvoice(api: Api, subscriberId: string, row: Row, month: st
   if (existing) {
     return { id: existing.id, outcome: 'existing' as const };
   }
-  const body: Schemas['CreateInvoiceDto'] = {
+  const body: Schemas['CreateInvoice'] = {
     subscriber_id: subscriberId,
     currency: CURRENCY,
     due_date: dueDate,
@@ -97,7 +97,7 @@ async function recordPayment(api: Api, subscriberId: string, row: Row) {
   if (row.payment_ref === undefined || row.payment_amount === undefined) {
     return undefined;
   }
-  const body: Schemas['CreateTransactionDto'] = {
+  const body: Schemas['CreateTransaction'] = {
     subscriber_id: subscriberId,
     kind: 'payment',
     source: 'external',

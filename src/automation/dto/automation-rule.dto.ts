@@ -1,7 +1,8 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsDefined } from 'class-validator';
 import { RULE_IDS, RULES, type RuleId } from '../rules';
 
+@ApiSchema({ description: 'Whether the rule runs for the tenant.' })
 export class UpdateAutomationRuleDto {
   @ApiProperty({ example: false, description: 'Whether the rule acts for this tenant.' })
   @IsDefined({ message: 'enabled is required' })
@@ -9,6 +10,10 @@ export class UpdateAutomationRuleDto {
   enabled: boolean;
 }
 
+@ApiSchema({
+  description:
+    'A rule the service runs on events (dunning, services following their subscriber), and whether the tenant has it on.',
+})
 export class AutomationRuleDto {
   @ApiProperty({ enum: RULE_IDS, example: 'overdue_invoices' }) id: RuleId;
   @ApiProperty({ example: 'Overdue invoices and suspension for non-payment' }) name: string;

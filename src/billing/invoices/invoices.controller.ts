@@ -25,7 +25,11 @@ export class InvoicesController {
   @Post()
   @HttpCode(201)
   @RequireScopes('billing:write')
-  @ApiOperation({ summary: 'Create an invoice (open, or draft when asked)' })
+  @ApiOperation({
+    description:
+      'Creates an invoice from its lines: open (payable, in the ledger; `invoice.created` and `invoice.finalized`, and `invoice.paid` when the total is 0) or, with `draft: true`, a draft you finalize later (`invoice.created` only). 422 `invalid_reference` when the subscriber does not exist; take an idempotency key so a retry cannot bill twice.',
+    summary: 'Create an invoice (open, or draft when asked)',
+  })
   @ApiEnvelope(InvoiceDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'invalid_reference')
   @ApiExampleBody(CreateInvoiceDto, {
@@ -40,7 +44,11 @@ export class InvoicesController {
 
   @Get()
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'List invoices, newest first' })
+  @ApiOperation({
+    description:
+      'Lists invoices, newest first, filtered by subscriber, status or `overdue` (open and past its due date today), paginated by cursor. Read-only.',
+    summary: 'List invoices, newest first',
+  })
   @ApiEnvelope(InvoiceDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listInvoices(
@@ -52,7 +60,11 @@ export class InvoicesController {
 
   @Get(':id')
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'Get an invoice with its allocations' })
+  @ApiOperation({
+    description:
+      'Returns one invoice with its lines, the allocations that paid it, and its ETag. 404 `not_found` when the tenant has no invoice with this id.',
+    summary: 'Get an invoice with its allocations',
+  })
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getInvoice(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
@@ -63,7 +75,11 @@ export class InvoicesController {
   @Post(':id/finalize')
   @HttpCode(200)
   @RequireScopes('billing:write')
-  @ApiOperation({ summary: 'Open a draft invoice: it becomes payable and enters the ledger' })
+  @ApiOperation({
+    description:
+      "Issues a draft invoice: it becomes open (payable), enters the subscriber's ledger, and `invoice.finalized` is emitted (with `invoice.paid` when its total is 0). 409 `invalid_state_transition` when it is not a draft; honours If-Match.",
+    summary: 'Open a draft invoice: it becomes payable and enters the ledger',
+  })
   @ApiEnvelope(InvoiceDto)
   @ApiErrors(...AUTH_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
   @HonoursIfMatch()

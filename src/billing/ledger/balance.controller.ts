@@ -20,7 +20,11 @@ export class BalanceController {
 
   @Get('balance')
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: "A subscriber's balance per currency" })
+  @ApiOperation({
+    description:
+      'Returns what a subscriber owes or has in credit, one figure per currency, computed from the ledger (invoices, payments, credits, refunds). 404 `not_found` for an unknown subscriber.',
+    summary: "A subscriber's balance per currency",
+  })
   @ApiEnvelope(SubscriberBalanceDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getSubscriberBalance(
@@ -33,7 +37,11 @@ export class BalanceController {
 
   @Get('ledger')
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: "A subscriber's ledger, newest entry first, with the running balance" })
+  @ApiOperation({
+    description:
+      "Lists a subscriber's ledger entries (invoices, payments, credits, debits, refunds), newest first, each with the running balance after it, paginated by cursor. 404 `not_found` for an unknown subscriber.",
+    summary: "A subscriber's ledger, newest entry first, with the running balance",
+  })
   @ApiEnvelope(LedgerEntryDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
   async listSubscriberLedgerEntries(

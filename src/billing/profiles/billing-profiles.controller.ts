@@ -29,7 +29,11 @@ export class BillingProfilesController {
   @Post()
   @HttpCode(201)
   @RequireScopes('billing:write')
-  @ApiOperation({ summary: 'Create a billing profile' })
+  @ApiOperation({
+    description:
+      "Creates a billing profile: the currency, billing day and payment terms bill runs use for the subscribers that name it. With `is_default: true` it replaces the tenant's default (the previous one gets `billing_profile.updated`). Emits `billing_profile.created`.",
+    summary: 'Create a billing profile',
+  })
   @ApiEnvelope(BillingProfileDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
   @ApiExampleBody(CreateBillingProfileDto, {
@@ -48,7 +52,11 @@ export class BillingProfilesController {
 
   @Get()
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'List billing profiles' })
+  @ApiOperation({
+    description:
+      "Lists the tenant's billing profiles (currency, billing day, payment terms, which one is the default), newest first, with cursor pagination. Read-only.",
+    summary: 'List billing profiles',
+  })
   @ApiEnvelope(BillingProfileDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listBillingProfiles(
@@ -60,7 +68,11 @@ export class BillingProfilesController {
 
   @Get(':id')
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'Get a billing profile' })
+  @ApiOperation({
+    description:
+      'Returns one billing profile with its ETag. 404 `not_found` when the tenant has no profile with this id.',
+    summary: 'Get a billing profile',
+  })
   @ApiEnvelope(BillingProfileDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getBillingProfile(@Auth() auth: AuthContext, @Param('id') id: string): Promise<BillingProfileDto> {
@@ -69,7 +81,11 @@ export class BillingProfilesController {
 
   @Patch(':id')
   @RequireScopes('billing:write')
-  @ApiOperation({ summary: 'Change a billing profile' })
+  @ApiOperation({
+    description:
+      "Changes the fields sent and leaves the others as they are; `is_default: true` moves the tenant's default here. Honours If-Match (412 `precondition_failed` on a stale tag) and emits `billing_profile.updated` naming the changed fields.",
+    summary: 'Change a billing profile',
+  })
   @ApiEnvelope(BillingProfileDto)
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found')
   @ApiExampleBody(UpdateBillingProfileDto, { payment_terms_days: 30 })

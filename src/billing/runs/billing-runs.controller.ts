@@ -40,7 +40,11 @@ export class BillingRunsController {
 
   @Get()
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'List bill runs, newest first' })
+  @ApiOperation({
+    description:
+      "Lists the tenant's bill runs, newest first, with their status and totals, paginated by cursor. Read-only.",
+    summary: 'List bill runs, newest first',
+  })
   @ApiEnvelope(BillingRunDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listBillingRuns(
@@ -52,7 +56,11 @@ export class BillingRunsController {
 
   @Get(':id')
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'Get a bill run with its progress and totals' })
+  @ApiOperation({
+    description:
+      'Returns one bill run: its status while the worker bills (queued, running, completed, failed), the subscribers billed, the invoices and credits created, and per-subscriber errors. Poll it after `POST /billing-runs`, or listen for `billing_run.completed`.',
+    summary: 'Get a bill run with its progress and totals',
+  })
   @ApiEnvelope(BillingRunDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getBillingRun(@Auth() auth: AuthContext, @Param('id') id: string): Promise<BillingRunDto> {

@@ -28,7 +28,11 @@ export class TransactionsController {
 
   @Get()
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'List transactions (payments, credits, debits, refunds), newest first' })
+  @ApiOperation({
+    description:
+      'Lists payments, credits, debits and refunds, newest first, filtered by subscriber, kind, source, external id or when they occurred, paginated by cursor. Read-only.',
+    summary: 'List transactions (payments, credits, debits, refunds), newest first',
+  })
   @ApiEnvelope(TransactionDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listTransactions(
@@ -77,7 +81,11 @@ export class TransactionsController {
 
   @Get(':transaction_id')
   @RequireScopes('billing:read')
-  @ApiOperation({ summary: 'Get a transaction with its allocations' })
+  @ApiOperation({
+    description:
+      'Returns one transaction with its allocations and unallocated remainder, and its ETag. 404 `not_found` for an unknown id.',
+    summary: 'Get a transaction with its allocations',
+  })
   @ApiEnvelope(TransactionDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getTransaction(

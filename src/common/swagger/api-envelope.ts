@@ -1,8 +1,9 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiResponse, getSchemaPath, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CATALOG, ErrorCode } from '../errors/error-catalog';
 import { ApiInteger } from './api-types';
 
+@ApiSchema({ description: 'Where a page of a list ends, and how to ask for the next one.' })
 export class PaginationDto {
   @ApiInteger({ example: 20, minimum: 1, maximum: 100 })
   limit: number;
@@ -18,6 +19,7 @@ export class PaginationDto {
   next_cursor: string | null;
 }
 
+@ApiSchema({ description: 'What every answer carries besides its data: the request id and the API version.' })
 export class MetaDto {
   @ApiProperty({ example: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   request_id: string;
@@ -27,11 +29,33 @@ export class MetaDto {
 }
 
 /** The meta of a list: the page it is. Only lists carry `pagination`. */
+@ApiSchema({ description: 'The meta of a list answer: the request id, the API version and the page.' })
 export class ListMetaDto extends MetaDto {
   @ApiProperty({ type: PaginationDto })
   pagination: PaginationDto;
 }
 
+/** One failure of a request that failed several checks. */
+@ApiSchema({ description: 'One of several problems of a request: its code, message and field.' })
+export class ErrorDetailDto {
+  @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'missing_field' })
+  code: string;
+
+  @ApiProperty({ example: 'full_name is required.' })
+  message: string;
+
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'full_name',
+    description: 'Dotted path of the offending field.',
+  })
+  field: string | null;
+}
+
+@ApiSchema({
+  description: 'What went wrong: a catalogued code, a message for people, and the field at fault.',
+})
 export class ErrorBodyDto {
   @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'validation_failed' })
   code: string;
@@ -46,8 +70,19 @@ export class ErrorBodyDto {
     description: 'Dotted path of the offending field.',
   })
   field: string | null;
+
+  @ApiProperty({
+    type: [ErrorDetailDto],
+    required: false,
+    minItems: 1,
+    description:
+      'Present on validation failures (missing_field, unknown_field, validation_failed, invalid_query) and only ' +
+      "there: every failed field, the first being error's own code, message and field. Absent on other errors.",
+  })
+  details?: ErrorDetailDto[];
 }
 
+@ApiSchema({ description: 'Every failure answer: `{success: false, error, meta}`.' })
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: 'boolean', enum: [false], example: false })
   success: false;
@@ -59,15 +94,18 @@ export class ErrorEnvelopeDto {
   meta: MetaDto;
 }
 
-/** Documents a success answer: the SPEC 2.5 envelope around `model` (or an array of it, for lists). */
+/**
+ * Documents a success answer: the SPEC 2.5 envelope around `model` (or an array of it, for lists). `list: 'whole'` is
+ * a list answered in one piece (a short fixed catalog), whose meta has no pagination.
+ */
 export function ApiEnvelope(
   model: Type<unknown>,
-  options: { status?: number; list?: boolean; description?: string } = {},
+  options: { status?: number; list?: boolean | 'whole'; description?: string } = {},
 ) {
   const data = options.list
     ? { type: 'array', items: { $ref: getSchemaPath(model) } }
     : { $ref: getSchemaPath(model) };
-  const meta = options.list ? ListMetaDto : MetaDto;
+  const meta = options.list === true ? ListMetaDto : MetaDto;
   return applyDecorators(
     ApiExtraModels(model, meta, PaginationDto),
     ApiResponse({

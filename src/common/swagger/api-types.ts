@@ -14,6 +14,17 @@ export function ApiInteger(options: Options = {}) {
   return ApiProperty({ type: 'integer', format: 'int32', ...options });
 }
 
+/** A count of bytes (RADIUS octets with their gigawords): a bigint in the database, beyond int32 within a day. */
+export function ApiByteCount(options: Options = {}) {
+  return ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    ...options,
+  });
+}
+
 /**
  * An amount of money in integer minor units: `int64` up to MAX_AMOUNT (what the API accepts and stores).
  * `signed` for balances and ledger amounts, which may be negative.

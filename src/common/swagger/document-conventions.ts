@@ -50,7 +50,7 @@ export function describeParameters(document: OpenAPIObject): OpenAPIObject {
 }
 
 /** An example value for a schema, built from the `example`s its properties declare (the first branch of a union). */
-function exampleOf(schema: Schema | undefined, document: OpenAPIObject, depth = 0): unknown {
+export function exampleOf(schema: Schema | undefined, document: OpenAPIObject, depth = 0): unknown {
   if (!schema || depth > 8) {
     return undefined;
   }
@@ -68,6 +68,10 @@ function exampleOf(schema: Schema | undefined, document: OpenAPIObject, depth = 
         ? Object.assign({}, ...branches.map((branch) => exampleOf(branch, document, depth + 1)))
         : exampleOf(branches[0], document, depth + 1);
     }
+  }
+  // A nullable field without an example of its own shows null: the state a fresh record is in (no suspension_reason).
+  if (schema.nullable === true) {
+    return null;
   }
   if (Array.isArray(schema.enum)) {
     return schema.enum[0];

@@ -18,8 +18,9 @@ function dtoModules(dir = SRC): string[] {
   });
 }
 
-for (const path of [...dtoModules(), join(SRC, 'common', 'pagination.ts')]) {
-  require(path); // eslint-disable-line @typescript-eslint/no-require-imports
+/** Loads every DTO module, so class-validator's metadata holds every request class. */
+async function loadDtoModules(): Promise<void> {
+  await Promise.all([...dtoModules(), join(SRC, 'common', 'pagination.ts')].map((path) => import(path)));
 }
 
 /** Every class class-validator knows, with the properties it checks (its own and inherited). */
@@ -53,7 +54,11 @@ async function acceptsNull(type: new () => object, property: string): Promise<bo
 }
 
 describe('request DTOs and null', () => {
-  const classes = validatedClasses();
+  let classes: Map<new () => object, string[]>;
+  beforeAll(async () => {
+    await loadDtoModules();
+    classes = validatedClasses();
+  });
 
   it('should find the request DTOs', () => {
     const names = [...classes.keys()].map((type) => type.name);

@@ -1,6 +1,10 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { EventRecord } from '../event.entity';
+import { EVENT_TYPES } from '../event-types';
 
+@ApiSchema({
+  description: 'Who made a change: a token, the system, the command line, or an automation rule.',
+})
 class ActorDto {
   @ApiProperty({ enum: ['token', 'system', 'cli', 'automation'] })
   type: string;
@@ -9,29 +13,43 @@ class ActorDto {
   id: string | null;
 }
 
+@ApiSchema({
+  name: 'EventData',
+  description:
+    'What an event carries: `object`, the record after the change, and per type the keys that describe the change ' +
+    '(`changed_fields`, `from`/`to`/`reason`, …; the webhook payloads in `webhooks` type them per event type).',
+})
+class EventDataDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The record as its own endpoint returns it (a subscriber, an invoice, …).',
+  })
+  object: object;
+}
+
+@ApiSchema({
+  name: 'Event',
+  description: 'One entry of the audit log: a change to a record, who made it, and the record after it.',
+})
 export class EventResponseDto {
   @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
 
-  @ApiProperty({ example: 'subscriber.created' })
+  @ApiProperty({
+    enum: Object.keys(EVENT_TYPES),
+    example: 'subscriber.created',
+    description: 'What happened.',
+  })
   type: string;
 
   @ApiProperty({ nullable: true, type: String, example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   subject_id: string | null;
 
   @ApiProperty({
-    type: 'object',
+    type: EventDataDto,
     description: '`object` is the record after the change; other keys describe the change.',
     example: { object: { id: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', status: 'active' } },
-    required: ['object'],
-    properties: {
-      object: {
-        type: 'object',
-        additionalProperties: true,
-        description: 'The record as its own endpoint returns it (a subscriber, an invoice, …).',
-      },
-    },
-    additionalProperties: true,
   })
   data: { object: object; [key: string]: unknown };
 

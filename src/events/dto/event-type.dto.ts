@@ -1,6 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { EVENT_TYPES, EventType } from '../event-types';
 
+@ApiSchema({ description: 'An event type the service emits, with what it means.' })
 export class EventTypeDto {
   @ApiProperty({ example: 'subscriber.created', enum: Object.keys(EVENT_TYPES) })
   type: EventType;

@@ -50,7 +50,15 @@ export class AuthGuard implements CanActivate {
     const required = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets) ?? [];
     const missing = required.filter((scope) => !hasScope(token.scopes, scope));
     if (missing.length > 0) {
-      throw new ApiError('insufficient_scope', `This endpoint requires the scope ${missing.join(', ')}.`);
+      // RFC 6750 §3: a token lacking scope is told so, and which scope would do, in the challenge.
+      throw new ApiError(
+        'insufficient_scope',
+        `This endpoint requires the scope ${missing.join(', ')}.`,
+        null,
+        {
+          'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${missing.join(' ')}"`,
+        },
+      );
     }
 
     const store = requestContext.get();

@@ -18,7 +18,11 @@ export class GatewayInfoController {
 
   @Get()
   @Public()
-  @ApiOperation({ summary: 'Version, authentication scheme and rate limits, before the first real call' })
+  @ApiOperation({
+    description:
+      'Says what this API is before your first real call: its version, how to authenticate, and the rate-limit policy that applies to you. Public: no token, no side effects.',
+    summary: 'Version, authentication scheme and rate limits, before the first real call',
+  })
   @ApiEnvelope(GatewayInfoDto)
   @ApiErrors()
   getApiInfo(): GatewayInfoDto {
@@ -60,7 +64,11 @@ export class GatewayInfoController {
 
   @Get('me')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'The calling token: its id, scopes and the tenant this request acts for' })
+  @ApiOperation({
+    description:
+      'Returns the calling token (id, name, scopes) and the tenant this request acts for, taking `X-Tenant-ID` into account. Use it to check a token before anything else; it changes nothing.',
+    summary: 'The calling token: its id, scopes and the tenant this request acts for',
+  })
   @ApiEnvelope(MeDto)
   @ApiErrors(...AUTH_ERRORS)
   async getCurrentToken(@Auth() auth: AuthContext): Promise<MeDto> {

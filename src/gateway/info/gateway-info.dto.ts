@@ -1,12 +1,17 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ApiInteger } from '../../common/swagger/api-types';
 
+@ApiSchema({
+  description:
+    'How many failed authentications an IP may make in a window before it is blocked, and for how long.',
+})
 class AbuseThresholdDto {
   @ApiInteger({ example: 20, minimum: 1 }) failed_authentications: number;
   @ApiInteger({ example: 300, minimum: 1 }) window_seconds: number;
   @ApiInteger({ example: 900, minimum: 1 }) block_seconds: number;
 }
 
+@ApiSchema({ description: 'Where the documentation, the document and the health probes are.' })
 class GatewayLinksDto {
   @ApiProperty({ example: '/docs' }) docs: string;
   @ApiProperty({ example: '/docs/openapi.json' }) openapi: string;
@@ -14,6 +19,7 @@ class GatewayLinksDto {
   @ApiProperty({ example: '/api/v1/events' }) events: string;
 }
 
+@ApiSchema({ description: 'The request budget per window, and the headers that report it.' })
 class RateLimitPolicyDto {
   @ApiInteger({ example: 600, minimum: 1 }) requests: number;
   @ApiInteger({ example: 60, minimum: 1 }) window_seconds: number;
@@ -36,12 +42,14 @@ class RateLimitPolicyDto {
   @ApiProperty({ type: AbuseThresholdDto }) abuse_threshold: AbuseThresholdDto;
 }
 
+@ApiSchema({ description: 'How to authenticate: the scheme, the header and the scopes a token can hold.' })
 class AuthenticationInfoDto {
   @ApiProperty({ example: 'bearer' }) scheme: string;
   @ApiProperty({ example: 'Authorization: Bearer <API_TOKEN>' }) header: string;
   @ApiProperty({ example: 'X-Tenant-ID' }) tenant_header: string;
 }
 
+@ApiSchema({ description: 'What the API is: version, authentication, rate limits and where to read more.' })
 export class GatewayInfoDto {
   @ApiProperty({ example: 'ISP Subscriber, Billing and Automation API' }) name: string;
   @ApiProperty({ example: 'v1' }) api_version: string;
@@ -50,6 +58,7 @@ export class GatewayInfoDto {
   @ApiProperty({ type: GatewayLinksDto }) links: GatewayLinksDto;
 }
 
+@ApiSchema({ description: 'The calling token and the tenant this request acts for.' })
 export class MeDto {
   @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) token_id: string;
   @ApiProperty({

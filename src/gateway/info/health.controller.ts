@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { SkipThrottle } from '@nestjs/throttler';
-import { ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiTags, ApiSchema } from '@nestjs/swagger';
 import { ApiError } from '../../common/errors/api-error';
 import { databaseUnavailableError } from '../../common/errors/postgres-errors';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope';
@@ -9,6 +9,9 @@ import { DatabaseHealth } from '../../database/database-health';
 import { BootstrapService } from '../bootstrap.service';
 import { ApiStringMap } from '../../common/swagger/api-types';
 
+@ApiSchema({
+  description: 'Whether the server is ready to serve, and the state of each dependency it checks.',
+})
 class HealthDto {
   @ApiProperty({ example: 'ok' }) status: string;
   @ApiStringMap({ example: { database: 'ok' }, required: false }) checks?: Record<string, string>;
@@ -26,7 +29,11 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  @ApiOperation({ summary: 'The process is up' })
+  @ApiOperation({
+    description:
+      'Answers 200 while the process runs, without touching the database: a liveness probe. Public, not rate limited, and it reads no input.',
+    summary: 'The process is up',
+  })
   @ApiEnvelope(HealthDto)
   getLiveness(): HealthDto {
     return { status: 'ok' };

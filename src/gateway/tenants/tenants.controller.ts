@@ -18,7 +18,11 @@ export class TenantsController {
   @Post()
   @HttpCode(201)
   @RequireScopes('platform:admin')
-  @ApiOperation({ summary: 'Create a tenant (platform:admin)' })
+  @ApiOperation({
+    description:
+      'Creates a tenant (an ISP served by this deployment) with its unique slug, and emits `tenant.created`. Needs `platform:admin`; 409 `duplicate_tenant` when the slug is taken.',
+    summary: 'Create a tenant (platform:admin)',
+  })
   @ApiEnvelope(TenantResponseDto, { status: 201 })
   @ApiErrors(
     ...AUTH_ERRORS,
@@ -35,7 +39,11 @@ export class TenantsController {
 
   @Get()
   @RequireScopes('platform:admin')
-  @ApiOperation({ summary: 'List tenants (platform:admin)' })
+  @ApiOperation({
+    description:
+      'Lists every tenant of the platform, newest first, paginated by cursor. Needs a `platform:admin` token (403 otherwise).',
+    summary: 'List tenants (platform:admin)',
+  })
   @ApiEnvelope(TenantResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listTenants(@Query() query: PageQueryDto): Promise<Page<TenantResponseDto>> {

@@ -48,7 +48,11 @@ export class TokensController {
 
   @Get()
   @RequireScopes('admin')
-  @ApiOperation({ summary: 'List the tokens of the tenant the request acts for (admin)' })
+  @ApiOperation({
+    description:
+      'Lists the API tokens of the tenant the request acts for: name, scopes, prefix and last four characters, last use, expiry and revocation, never the secret. Needs `admin`.',
+    summary: 'List the tokens of the tenant the request acts for (admin)',
+  })
   @ApiEnvelope(TokenResponseDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
   async listTokens(@Auth() auth: AuthContext, @Query() query: PageQueryDto): Promise<Page<TokenResponseDto>> {

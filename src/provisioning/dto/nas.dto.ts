@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiInteger } from '../../common/swagger/api-types';
@@ -20,6 +20,7 @@ const IP_DESCRIPTION =
   'The IPv4 address the NAS sends RADIUS requests from (FreeRADIUS knows its clients by address) and takes ' +
   'Disconnect/CoA requests on. Unique across the platform: one address is one FreeRADIUS client.';
 
+@ApiSchema({ description: 'A NAS to register: its address, shared secret and kind.' })
 export class CreateNasDto {
   @ApiProperty({ example: 'bng-north-1', maxLength: 100 })
   @IsTrimmedText(100)
@@ -60,6 +61,7 @@ export class CreateNasDto {
 }
 
 /** PATCH: any field; a new secret or address is written to FreeRADIUS's `nas` table with the registry. */
+@ApiSchema({ description: 'The NAS fields to change; absent ones stay as they are.' })
 export class UpdateNasDto {
   @ApiPropertyOptional({ example: 'bng-north-1' })
   @ValidateIf(present)
@@ -99,6 +101,9 @@ export class UpdateNasDto {
 export class ListNasQueryDto extends PageQueryDto {}
 
 /** A registered NAS; its secret is write-only and never answered. */
+@ApiSchema({
+  description: 'A network access server FreeRADIUS accepts as a client; its secret is never shown.',
+})
 export class NasDto {
   @ApiProperty({ example: 'nas_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiInteger } from '../../common/swagger/api-types';
@@ -15,6 +15,10 @@ import {
 import { ServiceDto } from './service.dto';
 import { Optional } from '../../common/validation/optional';
 
+@ApiSchema({
+  description:
+    'An action on a service (suspend, resume, change plan, terminate), carried out by a provisioning order.',
+})
 export class ServiceActionDto {
   @ApiProperty({ enum: SERVICE_ACTIONS, example: OrderAction.Suspend })
   @IsIn(SERVICE_ACTIONS, { message: `action must be one of ${SERVICE_ACTIONS.join(', ')}` })
@@ -61,6 +65,9 @@ export class ListOrdersQueryDto extends PageQueryDto {
   action?: OrderAction;
 }
 
+@ApiSchema({
+  description: 'A provisioning order: a change to a service carried to the network by the worker.',
+})
 export class OrderDto {
   @ApiProperty({ example: 'ord_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
@@ -151,6 +158,7 @@ export class OrderDto {
 }
 
 /** POST /subscribers/{id}/services: the new service and the order that activates it. */
+@ApiSchema({ description: 'A service just ordered, with the order that will activate it.' })
 export class ServiceWithOrderDto {
   @ApiProperty({ type: ServiceDto })
   service: ServiceDto;

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { MAX_AMOUNT } from '../../common/money';
 import { PageQueryDto } from '../../common/pagination';
@@ -20,6 +20,7 @@ const present = (_object: object, value: unknown) => value !== undefined;
 const speed = (direction: string, example: number) =>
   ApiInteger({ example, minimum: 1, maximum: MAX_KBPS, description: `${direction} rate in kbit/s.` });
 
+@ApiSchema({ description: 'A new service plan: speeds, price and currency.' })
 export class CreateServicePlanDto {
   @ApiProperty({ example: 'Fiber 500', maxLength: 100, description: 'Unique per tenant.' })
   @IsTrimmedText(100)
@@ -63,6 +64,7 @@ export class CreateServicePlanDto {
 }
 
 /** PATCH: name and active always; speeds and price only while no live service uses the plan (409 plan_in_use). */
+@ApiSchema({ description: 'The plan fields to change; absent ones stay as they are.' })
 export class UpdateServicePlanDto {
   @ApiPropertyOptional({ example: 'Fiber 500 (legacy)' })
   @ValidateIf(present)
@@ -103,6 +105,7 @@ export class ListServicePlansQueryDto extends PageQueryDto {
   active?: 'true' | 'false';
 }
 
+@ApiSchema({ description: 'A product a service is sold on: speeds, price and currency.' })
 export class ServicePlanDto {
   @ApiProperty({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { IsFreeText, IsTrimmedText, Trim } from '../../common/validation/text';
@@ -11,6 +11,7 @@ const PASSWORD_DESCRIPTION =
   'Write-only: 8–128 printable ASCII characters, kept for the network to check and never returned, logged or sent ' +
   'in an event.';
 
+@ApiSchema({ description: 'A service to order for a subscriber: its plan and network identity.' })
 export class CreateServiceDto {
   @ApiProperty({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'An active plan of this tenant.' })
   @IsTrimmedText(64)
@@ -54,6 +55,10 @@ export class CreateServiceDto {
 }
 
 /** PATCH: what the network sees (password, static IP) produces a modify order; cpe_mac and the address do not. */
+@ApiSchema({
+  description:
+    'The service fields to change; absent ones stay as they are (a change reaches the network by a modify order).',
+})
 export class UpdateServiceDto {
   @ApiPropertyOptional({ example: 'battery-staple-7', writeOnly: true, description: PASSWORD_DESCRIPTION })
   // Never cleared: null is refused (422 validation_failed), not written.
@@ -112,6 +117,9 @@ export class ListSubscriberServicesQueryDto extends OmitType(ListServicesQueryDt
   'subscriber_id',
 ] as const) {}
 
+@ApiSchema({
+  description: 'An internet service of a subscriber: plan, status and network identity (never the password).',
+})
 export class ServiceDto {
   @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;

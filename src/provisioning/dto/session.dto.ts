@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
 import { PageQueryDto } from '../../common/pagination';
 import { ApiByteCount, ApiInteger } from '../../common/swagger/api-types';
@@ -14,6 +14,7 @@ const BYTES_OUT = 'Octets the NAS sent to the subscriber (Acct-Output-Octets wit
 export class ListSessionsQueryDto extends PageQueryDto {}
 
 /** One accounting session of a service, as FreeRADIUS recorded it in radacct from the NAS's accounting packets. */
+@ApiSchema({ description: 'A RADIUS accounting session of a service: when, where and how many bytes.' })
 export class SessionDto {
   @ApiProperty({ example: 'ses_4711', description: "radacct's row, prefixed." })
   id: string;
@@ -109,6 +110,7 @@ export class UsageQueryDto {
   to?: string;
 }
 
+@ApiSchema({ description: "A service's traffic on one UTC day." })
 export class UsageDayDto {
   @ApiProperty({ example: '2026-11-21' })
   date: string;
@@ -120,6 +122,7 @@ export class UsageDayDto {
   bytes_out: number;
 }
 
+@ApiSchema({ description: "A service's traffic over the whole range." })
 export class UsageTotalDto {
   @ApiByteCount({ example: 1048576, description: 'Upload over the whole range, in octets.' })
   bytes_in: number;
@@ -129,6 +132,7 @@ export class UsageTotalDto {
 }
 
 /** A service's traffic per UTC day, every day of the range (0 where there was none), and the range's total. */
+@ApiSchema({ description: "A service's traffic per UTC day over a range, and the total." })
 export class UsageDto {
   @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   service_id: string;

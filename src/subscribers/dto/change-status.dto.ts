@@ -1,8 +1,9 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsString, Length } from 'class-validator';
 import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
 import { Optional } from '../../common/validation/optional';
 
+@ApiSchema({ description: "A subscriber's move to another status, with an optional reason." })
 export class ChangeStatusDto {
   @ApiProperty({ enum: SUBSCRIBER_STATUSES, example: SubscriberStatus.Suspended })
   @IsIn(SUBSCRIBER_STATUSES, { message: `status must be one of ${SUBSCRIBER_STATUSES.join(', ')}` })

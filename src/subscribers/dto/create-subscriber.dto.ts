@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsEmail, IsIn, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
@@ -8,6 +8,7 @@ import { AddressDto, E164 } from './subscriber-fields';
 import { ApiMetadata } from '../../common/swagger/api-types';
 import { Optional } from '../../common/validation/optional';
 
+@ApiSchema({ description: 'A new subscriber: who they are and how to reach them.' })
 export class CreateSubscriberDto {
   @ApiPropertyOptional({
     example: 'crm-000123',

@@ -1,9 +1,10 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsString, Length, MaxLength } from 'class-validator';
 import { Trim } from '../../common/validation/text';
 import { OptionalNullable } from '../../common/validation/optional';
 
 /** The sub-fields of a postal address (SPEC 2.1); each trimmed, at most 200 characters. */
+@ApiSchema({ description: 'A postal address; every part optional.' })
 export class AddressDto {
   @ApiPropertyOptional({ example: '12 Fibre Lane', nullable: true, type: String })
   @OptionalNullable()

@@ -1,11 +1,12 @@
 import type { Metadata } from '../../common/metadata';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
 import type { PostalAddress, Subscriber } from '../subscriber.entity';
 import { AddressDto } from './subscriber-fields';
 import { ApiMetadata } from '../../common/swagger/api-types';
 
 /** The create answer: exactly the fields SPEC 2.1 returns (contact, address and metadata are omitted). */
+@ApiSchema({ description: 'The subscriber just created, as the create answers it.' })
 export class CreatedSubscriberDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
@@ -38,6 +39,7 @@ export class CreatedSubscriberDto {
 }
 
 /** The full record, as reads return it. */
+@ApiSchema({ description: 'A person or business the ISP serves: contact fields, status and metadata.' })
 export class SubscriberDto extends CreatedSubscriberDto {
   @ApiProperty({ example: 'ada@example.net', nullable: true, type: String })
   email: string | null;

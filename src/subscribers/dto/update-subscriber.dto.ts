@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsEmail, IsObject, IsString, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
@@ -8,6 +8,9 @@ import { ApiMetadata } from '../../common/swagger/api-types';
 import { OptionalNullable } from '../../common/validation/optional';
 
 /** PATCH: only the fields sent change; null clears an optional field; metadata merges (a null value deletes a key). */
+@ApiSchema({
+  description: 'The subscriber fields to change; absent ones stay as they are, null clears a nullable one.',
+})
 export class UpdateSubscriberDto {
   @ApiPropertyOptional({ example: 'Ada King' })
   @ValidateIf((_o, value) => value !== undefined)

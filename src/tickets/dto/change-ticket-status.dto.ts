@@ -1,9 +1,10 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
 import { IsTrimmedText } from '../../common/validation/text';
 import { REASON_REQUIRED, TICKET_STATUSES, TicketStatus } from '../ticket-status';
 import { Optional } from '../../common/validation/optional';
 
+@ApiSchema({ description: "A ticket's move in its workflow, with an optional reason." })
 export class ChangeTicketStatusDto {
   @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open })
   @IsIn(TICKET_STATUSES, { message: `status must be one of ${TICKET_STATUSES.join(', ')}` })

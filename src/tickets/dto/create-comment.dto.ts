@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsIn, ValidateIf } from 'class-validator';
 import { IsFreeText, IsTrimmedText } from '../../common/validation/text';
 import { COMMENT_AUTHOR_TYPES, CommentAuthorType } from '../ticket-status';
@@ -7,6 +7,7 @@ import { Optional } from '../../common/validation/optional';
 /** A defaulted field may be left out, not sent as null. */
 const present = (_object: object, value: unknown) => value !== undefined;
 
+@ApiSchema({ description: 'A new comment on a ticket.' })
 export class CreateCommentDto {
   @ApiProperty({
     example: 'A technician will visit between 14:00 and 16:00 today.',

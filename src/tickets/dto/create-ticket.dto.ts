@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, ValidateIf } from 'class-validator';
 import { ApiMetadata } from '../../common/swagger/api-types';
 import { IsMetadata } from '../../common/validation/is-metadata';
@@ -10,6 +10,7 @@ import { Optional } from '../../common/validation/optional';
 /** A defaulted field may be left out, not sent as null. */
 const present = (_object: object, value: unknown) => value !== undefined;
 
+@ApiSchema({ description: 'A new support ticket.' })
 export class CreateTicketDto {
   @ApiProperty({ example: 'No internet since this morning', minLength: 1, maxLength: 200 })
   @IsTrimmedText(200)

@@ -22,7 +22,9 @@ export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now = new Da
   return ticket.dueAt.getTime() < now.getTime() && !SLA_STOPPED_STATUSES.includes(ticket.status);
 }
 
-@ApiSchema({ description: 'Who made a change: a token, the system, the command line, or an automation rule.' })
+@ApiSchema({
+  description: 'Who made a change: a token, the system, the command line, or an automation rule.',
+})
 export class ActorDto {
   @ApiProperty({ enum: ['token', 'system', 'cli', 'automation'], example: 'token' })
   type: string;
@@ -31,6 +33,7 @@ export class ActorDto {
   id: string | null;
 }
 
+@ApiSchema({ description: 'A support ticket: what it is about, its priority, status, assignee and SLA.' })
 export class TicketDto {
   @ApiProperty({ example: 'tkt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
@@ -120,6 +123,7 @@ export class TicketDto {
   }
 }
 
+@ApiSchema({ description: 'One move of a ticket in its workflow: from, to, why, by whom and when.' })
 export class StatusChangeDto {
   @ApiProperty({ enum: TICKET_STATUSES, nullable: true, description: 'null for the creation.' })
   from: TicketStatus | null;
@@ -148,6 +152,7 @@ export class StatusChangeDto {
 }
 
 /** One ticket as single-record answers give it: with its status history, oldest first. */
+@ApiSchema({ description: 'A ticket with its whole status history.' })
 export class TicketDetailDto extends TicketDto {
   @ApiProperty({ type: [StatusChangeDto] })
   status_history: StatusChangeDto[];
@@ -157,6 +162,7 @@ export class TicketDetailDto extends TicketDto {
   }
 }
 
+@ApiSchema({ description: 'A message on a ticket: public (the customer sees it) or internal.' })
 export class CommentDto {
   @ApiProperty({ example: 'tcm_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;

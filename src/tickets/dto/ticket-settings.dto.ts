@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsObject, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { ApiInteger } from '../../common/swagger/api-types';
@@ -23,6 +23,7 @@ const hours = (priority: TicketPriority) =>
   });
 
 /** Hours per priority; on PATCH, the priorities left out keep their value. */
+@ApiSchema({ description: 'Hours from opening to due, per ticket priority.' })
 export class DueHoursDto {
   @hours(TicketPriority.Urgent)
   @ValidateIf(present)
@@ -53,6 +54,7 @@ export class DueHoursDto {
   low?: number;
 }
 
+@ApiSchema({ description: 'The SLA hours to change; priorities left out keep theirs.' })
 export class UpdateTicketSettingsDto {
   @ApiPropertyOptional({ type: DueHoursDto, example: { high: 12, urgent: 2 } })
   @ValidateIf(present)
@@ -62,6 +64,7 @@ export class UpdateTicketSettingsDto {
   due_hours?: DueHoursDto;
 }
 
+@ApiSchema({ description: 'Hours from opening to due, per ticket priority, all of them present.' })
 export class DueHoursAnswerDto {
   @ApiInteger({ example: 4 })
   urgent: number;
@@ -76,6 +79,7 @@ export class DueHoursAnswerDto {
   low: number;
 }
 
+@ApiSchema({ description: "The tenant's support SLA." })
 export class TicketSettingsDto {
   @ApiProperty({ type: DueHoursAnswerDto })
   due_hours: DueHours;

@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, ValidateIf } from 'class-validator';
 import { ApiMetadata } from '../../common/swagger/api-types';
 import { IsMetadata } from '../../common/validation/is-metadata';
@@ -10,6 +10,7 @@ import { OptionalNullable } from '../../common/validation/optional';
 const present = (_object: object, value: unknown) => value !== undefined;
 
 /** PATCH: only the fields sent change; null clears description and assignee; metadata merges. Not status. */
+@ApiSchema({ description: 'The ticket fields to change; absent ones stay as they are.' })
 export class UpdateTicketDto {
   @ApiPropertyOptional({ example: 'No internet since this morning (whole street)' })
   @ValidateIf(present)

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { DeliveryStatus, WebhookDelivery } from '../webhook.entity';
@@ -23,6 +23,7 @@ export class ListDeliveriesQueryDto extends PageQueryDto {
 }
 
 /** One event owed to one subscription, and where it stands. */
+@ApiSchema({ description: 'An event queued for one webhook, with its state and attempts.' })
 export class WebhookDeliveryDto {
   @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) webhook_id: string;

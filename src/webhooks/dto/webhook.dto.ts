@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -15,6 +15,7 @@ import { IsEventPatterns } from './event-patterns';
 import { ApiInteger } from '../../common/swagger/api-types';
 import { Optional, OptionalNullable } from '../../common/validation/optional';
 
+@ApiSchema({ description: 'A new webhook subscription: where to send and which events.' })
 export class CreateWebhookDto {
   @ApiProperty({ example: 'https://example.com/hooks/isp' })
   @Trim()
@@ -50,6 +51,7 @@ export class CreateWebhookDto {
   enabled?: boolean;
 }
 
+@ApiSchema({ description: 'The webhook fields to change; absent ones stay as they are.' })
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ example: 'https://example.com/hooks/isp' })
   @ValidateIf((_o, value) => value !== undefined)
@@ -85,6 +87,9 @@ export class UpdateWebhookDto {
   enabled?: boolean;
 }
 
+@ApiSchema({
+  description: 'A webhook subscription: where events are sent and which ones (never its secret).',
+})
 export class WebhookDto {
   @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'https://crm.example.net/hooks/isp' }) url: string;
@@ -110,6 +115,7 @@ export class WebhookDto {
   }
 }
 
+@ApiSchema({ description: 'A webhook subscription with its signing secret, shown in this answer only.' })
 export class WebhookWithSecretDto extends WebhookDto {
   @ApiProperty({
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
@@ -129,11 +135,15 @@ export class WebhookWithSecretDto extends WebhookDto {
   }
 }
 
+@ApiSchema({ description: 'The test event queued for a webhook.' })
 export class WebhookTestDto {
   @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
   @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) delivery_id: string;
 }
 
+@ApiSchema({
+  description: 'One attempt to deliver an event to a webhook: the answer or error, and the next try.',
+})
 export class WebhookAttemptDto {
   @ApiProperty({ example: 'att_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) delivery_id: string;
@@ -166,6 +176,7 @@ export class WebhookAttemptDto {
   }
 }
 
+@ApiSchema({ description: 'A delivery queued again after it failed.' })
 export class RedeliveryDto {
   @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The new delivery.' }) id: string;
   @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) webhook_id: string;

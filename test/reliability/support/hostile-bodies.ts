@@ -32,6 +32,8 @@ export interface HostileRequest {
   body: Buffer | null;
   /** Send the body with Transfer-Encoding: chunked instead of a Content-Length. */
   chunked?: boolean;
+  /** The JSON text meant, when sent as plain `application/json`: a 2xx for it must be a body the document allows. */
+  json?: string;
 }
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
@@ -226,7 +228,12 @@ export function setAt(node: JsonNode, path: PathStep[], value: JsonNode): JsonNo
 }
 
 function jsonRequest(label: string, text: string | Buffer, headers: Record<string, string> = JSON_HEADERS) {
-  return { label, headers, body: Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8') };
+  return {
+    label,
+    headers,
+    body: Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8'),
+    json: Buffer.isBuffer(text) || headers !== JSON_HEADERS ? undefined : text,
+  };
 }
 
 /** Schema-aware mutations of the example: one hostile change at one field, or at every object level. */

@@ -1,9 +1,10 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { AllocationDto } from '../../transactions/dto/allocation.dto';
 import { Allocation } from '../../transactions/transaction.entity';
 import { INVOICE_STATUSES, Invoice, PAYABLE_STATUSES } from '../invoice.entity';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 
+@ApiSchema({ description: 'One line of an invoice: what is billed, how many, at what unit price.' })
 export class InvoiceLineDto {
   @ApiProperty({ example: 'Fiber 500 — November' }) description: string;
   @ApiInteger({ example: 1 }) quantity: number;
@@ -11,6 +12,9 @@ export class InvoiceLineDto {
   @ApiMoney({ example: 4999, description: 'quantity × unit_amount' }) amount: number;
 }
 
+@ApiSchema({
+  description: 'A bill to a subscriber: its lines, totals, status, due date and what has paid it.',
+})
 export class InvoiceDto {
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiInteger({ example: 42, minimum: 1, description: 'Sequential per tenant.' }) number: number;

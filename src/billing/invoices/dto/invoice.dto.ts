@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -22,6 +22,7 @@ import { INVOICE_STATUSES, InvoiceStatus } from '../invoice.entity';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 import { Optional } from '../../../common/validation/optional';
 
+@ApiSchema({ description: 'One line of a new invoice.' })
 export class InvoiceLineInputDto {
   @ApiProperty({ example: 'Fiber 500 — November' })
   @IsFreeText(500, { required: true })
@@ -40,6 +41,9 @@ export class InvoiceLineInputDto {
   unit_amount: number;
 }
 
+@ApiSchema({
+  description: 'A new invoice: its subscriber, currency, lines and due date; open unless `draft`.',
+})
 export class CreateInvoiceDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   @IsTrimmedText(64)
@@ -70,11 +74,13 @@ export class CreateInvoiceDto {
   draft?: boolean;
 }
 
+@ApiSchema({ description: 'Why an invoice is voided (optional).' })
 export class VoidInvoiceDto {
   @ApiPropertyOptional({
     example: 'wrong currency',
     maxLength: 500,
-    description: 'Why the invoice is voided: kept on the invoice (`void_reason`) and in the `invoice.voided` event.',
+    description:
+      'Why the invoice is voided: kept on the invoice (`void_reason`) and in the `invoice.voided` event.',
   })
   @Optional()
   @IsFreeText(500, { required: true })

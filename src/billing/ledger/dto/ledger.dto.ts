@@ -1,7 +1,8 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { LedgerEntry, LedgerEntryType } from '../ledger-entry.entity';
 import { ApiMoney } from '../../../common/swagger/api-types';
 
+@ApiSchema({ description: 'What a subscriber owes (positive) or has in credit (negative) in one currency.' })
 export class CurrencyBalanceDto {
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiMoney({
@@ -16,11 +17,13 @@ export class CurrencyBalanceDto {
   unallocated_credit: number;
 }
 
+@ApiSchema({ description: "A subscriber's balance, one figure per currency." })
 export class SubscriberBalanceDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
   @ApiProperty({ type: [CurrencyBalanceDto] }) balances: CurrencyBalanceDto[];
 }
 
+@ApiSchema({ description: "One entry of a subscriber's ledger, with the balance after it." })
 export class LedgerEntryDto {
   @ApiProperty({ example: 'led_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ enum: Object.values(LedgerEntryType) }) type: string;

@@ -1,4 +1,4 @@
-import { ApiProperty, PartialType } from '@nestjs/swagger';
+import { ApiProperty, PartialType, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsInt, Max, Min } from 'class-validator';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsTrimmedText } from '../../../common/validation/text';
@@ -9,6 +9,7 @@ import { Optional, OptionalNullable } from '../../../common/validation/optional'
 /** The longest payment term: a bill run's latest as_of leaves this many days before 9999-12-31 for its due dates. */
 export const MAX_PAYMENT_TERMS_DAYS = 365;
 
+@ApiSchema({ description: 'A new billing profile.' })
 export class CreateBillingProfileDto {
   @ApiProperty({ example: 'Residential monthly' })
   @IsTrimmedText(200)
@@ -57,10 +58,12 @@ export class CreateBillingProfileDto {
 }
 
 /** PATCH: only the fields sent change. Null is accepted only for auto_suspend_after_days (OptionalNullable). */
+@ApiSchema({ description: 'The billing profile fields to change; absent ones stay as they are.' })
 export class UpdateBillingProfileDto extends PartialType(CreateBillingProfileDto, {
   skipNullProperties: false,
 }) {}
 
+@ApiSchema({ description: 'How a subscriber is billed: currency, billing day and payment terms.' })
 export class BillingProfileDto {
   @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'Residential monthly' }) name: string;

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsIn } from 'class-validator';
 import type { Actor } from '../../../common/request-context';
 import { PageQueryDto } from '../../../common/pagination';
@@ -12,6 +12,9 @@ import { Optional } from '../../../common/validation/optional';
 /** The latest as_of: its period (a month) and its invoices' due dates (up to MAX_PAYMENT_TERMS_DAYS) end by MAX_DAY. */
 export const MAX_AS_OF = addDays(MAX_DAY, -MAX_PAYMENT_TERMS_DAYS);
 
+@ApiSchema({
+  description: 'A bill run to start: the day it bills as of, and whether it only computes (dry run).',
+})
 export class CreateBillingRunDto {
   @ApiPropertyOptional({
     example: '2026-12-01',
@@ -43,11 +46,13 @@ export class ListBillingRunsQueryDto extends PageQueryDto {
   status?: BillingRunStatus;
 }
 
+@ApiSchema({ description: "A bill run's total in one currency." })
 export class RunAmountDto {
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiInteger({ example: 1249500, description: 'Minor units.' }) amount: number;
 }
 
+@ApiSchema({ description: 'A subscriber a bill run could not bill, and why.' })
 export class RunErrorDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
   @ApiProperty({
@@ -56,6 +61,10 @@ export class RunErrorDto {
   reason: string;
 }
 
+@ApiSchema({
+  description:
+    'A recurring bill run: which subscribers it bills as of a day, its progress, totals and per-subscriber errors.',
+})
 export class BillingRunDto {
   @ApiProperty({ example: 'brun_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: '2026-12-01' }) as_of: string;

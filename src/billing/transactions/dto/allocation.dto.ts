@@ -1,8 +1,11 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Allocation } from '../transaction.entity';
 import { ApiMoney } from '../../../common/swagger/api-types';
 
 /** A payment or credit applied to an invoice or the balance, as invoices and transactions both show it. */
+@ApiSchema({
+  description: 'Part of a payment or credit applied to one invoice or to the balance; immutable once made.',
+})
 export class AllocationDto {
   @ApiProperty({ example: 'alc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) transaction_id: string;

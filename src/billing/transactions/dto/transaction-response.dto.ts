@@ -1,9 +1,12 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { AllocationDto } from './allocation.dto';
 import { Allocation, Transaction, TRANSACTION_KINDS, TRANSACTION_SOURCES } from '../transaction.entity';
 import type { Metadata } from '../../../common/metadata';
 import { ApiMetadata, ApiMoney } from '../../../common/swagger/api-types';
 
+@ApiSchema({
+  description: 'Money recorded for a subscriber (payment, credit, debit or refund), with its allocations.',
+})
 export class TransactionDto {
   @ApiProperty({ example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;

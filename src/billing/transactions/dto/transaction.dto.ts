@@ -29,6 +29,7 @@ import { ApiMetadata, ApiMoney } from '../../../common/swagger/api-types';
 import { ApiRequestForms } from '../../../common/swagger/request-forms';
 import { Optional } from '../../../common/validation/optional';
 
+@ApiSchema({ description: 'A payment, credit, debit or refund to record.' })
 export class CreateTransactionDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   @IsTrimmedText(64)
@@ -101,6 +102,7 @@ export class CreateTransactionDto {
   metadata?: Metadata;
 }
 
+@ApiSchema({ description: 'One line of an explicit allocation: an invoice and the amount to apply to it.' })
 export class AllocationItemDto {
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   @IsTrimmedText(64)
@@ -135,7 +137,8 @@ export class AllocationItemDto {
 export class AllocateDto {
   @ApiPropertyOptional({
     type: [AllocationItemDto],
-    description: 'The invoices to pay and how much of each: at most 100 lines; lines naming the same invoice add up.',
+    description:
+      'The invoices to pay and how much of each: at most 100 lines; lines naming the same invoice add up.',
   })
   @Optional()
   @IsArray()

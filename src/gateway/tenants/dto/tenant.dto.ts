@@ -1,8 +1,9 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsString, Matches } from 'class-validator';
 import { IsTrimmedText, Trim } from '../../../common/validation/text';
 import { Tenant } from '../tenant.entity';
 
+@ApiSchema({ description: 'A new tenant: its name and unique slug.' })
 export class CreateTenantDto {
   @ApiProperty({
     example: 'acme-fiber',
@@ -18,6 +19,9 @@ export class CreateTenantDto {
   name: string;
 }
 
+@ApiSchema({
+  description: "A tenant: one ISP served by this deployment, its data kept apart from every other's.",
+})
 export class TenantResponseDto {
   @ApiProperty({ example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;

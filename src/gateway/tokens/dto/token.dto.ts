@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn } from 'class-validator';
 import { IsTimestamp } from '../../../common/validation/is-date-only';
 import { IsTrimmedText } from '../../../common/validation/text';
@@ -6,6 +6,7 @@ import { SCOPES, type Scope } from '../../../common/auth/scopes';
 import { ApiToken } from '../api-token.entity';
 import { Optional } from '../../../common/validation/optional';
 
+@ApiSchema({ description: 'A new API token: a name and the scopes it may use.' })
 export class CreateTokenDto {
   @ApiPropertyOptional({
     example: 'acme-fiber',
@@ -46,6 +47,7 @@ export class CreateTokenDto {
   expires_at?: string;
 }
 
+@ApiSchema({ description: 'An API token, without its secret.' })
 export class TokenResponseDto {
   @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
@@ -93,6 +95,7 @@ export class TokenResponseDto {
   }
 }
 
+@ApiSchema({ description: 'A token just issued, with its secret: shown this once, never again.' })
 export class IssuedTokenResponseDto extends TokenResponseDto {
   @ApiProperty({ example: 'isk_4m9…', description: 'The secret. Shown in this response only; store it now.' })
   token: string;
