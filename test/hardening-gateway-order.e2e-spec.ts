@@ -211,13 +211,14 @@ describe('Gateway order: authenticate and count before reading the body', () => 
       );
     });
 
-    it('should answer route_not_found to a method the path does not serve, before reading its body', async () => {
+    it('should answer method_not_allowed to a method the path does not serve, before reading its body', async () => {
       const res = await request(t.http)
         .put('/api/v1/subscribers')
         .set('X-Forwarded-For', randomClientIp())
         .set('Content-Type', 'application/json')
         .send('{nope');
-      expectError(res, 404, 'route_not_found');
+      expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.allow).toBe('GET, HEAD, POST');
       expectRateLimitHeaders(res, LIMIT);
     });
   });

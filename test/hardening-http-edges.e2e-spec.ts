@@ -176,6 +176,18 @@ describe('HTTP edges', () => {
       expect(bodiless.length).toBeGreaterThan(20);
     });
 
+    it('should answer 400 invalid_query to a filter sent empty, not list everything as if none were sent', async () => {
+      await createSubscriber(t, billing.token);
+      for (const query of ['email=', 'external_id=', 'status=', 'starting_after=', 'email=&email=a@b.c']) {
+        const res = await request(t.http).get(`/api/v1/subscribers?${query}`).set(bearer(billing.token));
+        expectError(res, 400, 'invalid_query', query.split('=')[0]);
+      }
+      const services = await request(t.http)
+        .get('/api/v1/services?pppoe_username=')
+        .set(bearer(t.adminToken));
+      expectError(services, 400, 'invalid_query', 'pppoe_username');
+    });
+
     it('should hold the health probes to the same rule (a checker sends their bare URL)', async () => {
       for (const path of ['/health/live', '/health/ready']) {
         expectSuccess(await request(t.http).get(path));

@@ -1,8 +1,8 @@
 import { ConfigError, loadConfig } from './app-config';
 
 describe('PUBLIC_BASE_URL', () => {
-  it('should default to the local server and drop a trailing slash', () => {
-    expect(loadConfig({}).publicBaseUrl).toBe('http://localhost:3000');
+  it('should default to none (the served document names the origin each request came in on) and drop a trailing slash', () => {
+    expect(loadConfig({}).publicBaseUrl).toBeNull();
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.isp.example/v/' }).publicBaseUrl).toBe(
       'https://api.isp.example/v',
     );

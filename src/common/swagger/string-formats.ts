@@ -62,7 +62,8 @@ const SERVER_WRITTEN_MAX: Record<string, number> = {
   response_body: 2048, // the first bytes of a receiver's answer (MAX_KEPT_BYTES)
   disabled_reason: 500,
   void_reason: 500,
-  radius_username: 64,
+  radius_username: 129, // `<tenant slug or id>/<pppoe_username>`: 64 + 1 + 64
+  request_id: 128, // yours (X-Request-ID, up to 128 characters) or ours (req_…)
   username: 253, // RADIUS User-Name as the NAS reported it
   terminate_cause: 64,
   framed_ip: 45,
@@ -118,13 +119,16 @@ function isId(name: string): boolean {
 function requestConstraints(document: OpenAPIObject): Map<string, Schema> {
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
   const found = new Map<string, Schema>();
-  const bodyNames = new Set(
-    JSON.stringify(document.paths)
-      .match(/"requestBody":\{[^]*?"\$ref":"#\/components\/schemas\/([A-Za-z0-9]+)"/g)
-      ?.map((match) => match.split('/').pop()!.replace(/"$/, '')) ?? [],
-  );
+  const bodyNames = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item as Record<string, { requestBody?: unknown }>)) {
+      // Only the request bodies' own references: a response schema is not what a request enforces.
+      const refs = JSON.stringify(operation?.requestBody ?? {}).match(/#\/components\/schemas\/[A-Za-z0-9]+/g);
+      refs?.forEach((ref) => bodyNames.add(ref.split('/').pop()!));
+    }
+  }
   for (const name of Object.keys(schemas).filter(
-    (key) => bodyNames.has(key) || /^(Create|Update)/.test(key),
+    (key) => bodyNames.has(key) || /^(Create|Update)[A-Z]/.test(key),
   )) {
     for (const [property, raw] of Object.entries(
       (schemas[name].properties ?? {}) as Record<string, Schema>,
@@ -133,13 +137,21 @@ function requestConstraints(document: OpenAPIObject): Map<string, Schema> {
       if (!schema || !isString(schema)) {
         continue;
       }
-      const known = found.get(property) ?? {};
+      // Requests of different resources share names (a ticket's and a webhook's description): an answer's property
+      // claims only what every request of that name enforces, i.e. the loosest length and an agreed format.
+      const known = found.get(property);
+      if (!known) {
+        found.set(property, Object.fromEntries(COPIED.map((key) => [key, schema[key]])));
+        continue;
+      }
       for (const key of COPIED) {
-        if (schema[key] !== undefined && known[key] === undefined) {
-          known[key] = schema[key];
+        if (key === 'maxLength') {
+          const lengths = [known[key], schema[key]];
+          known[key] = lengths.includes(undefined) ? undefined : Math.max(...(lengths as number[]));
+        } else if (known[key] !== schema[key]) {
+          known[key] = undefined;
         }
       }
-      found.set(property, known);
     }
   }
   return found;
@@ -176,10 +188,10 @@ function complete(schema: Schema, name: string, fromRequests: Map<string, Schema
       schema.maxLength = byPattern;
     } else if (byFormat !== undefined) {
       schema.maxLength = byFormat;
-    } else if (isId(name)) {
-      schema.maxLength = ID_MAX;
     } else if (SERVER_WRITTEN_MAX[name] !== undefined) {
       schema.maxLength = SERVER_WRITTEN_MAX[name];
+    } else if (isId(name)) {
+      schema.maxLength = ID_MAX;
     }
   }
 }

@@ -155,12 +155,12 @@ export class ApiValidationPipe implements PipeTransform {
       exposeDefaultValues: true,
     });
     const errors = flatten(await validate(instance, { whitelist: true, forbidNonWhitelisted: true }));
-    if (errors.length === 0) {
+    const empty = isQuery ? emptyQueryValues(value, errors) : [];
+    if (errors.length === 0 && empty.length === 0) {
       return instance;
     }
     // Every failure, in the order the first is chosen: an unknown field, then a missing one, then a wrong value.
-    const details = errors
-      .map((error) => detailOf(error, isQuery))
+    const details = [...errors.map((error) => detailOf(error, isQuery)), ...empty]
       .sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind))
       .map(({ code, message, field }) => ({ code, message, field }));
     const [first] = details;
@@ -168,6 +168,27 @@ export class ApiValidationPipe implements PipeTransform {
     error.details = details;
     throw error;
   }
+}
+
+/**
+ * `?email=` is not "no filter": a parameter sent empty is refused (400 invalid_query) rather than read as absent, which
+ * listed every subscriber to a client whose filter value came out blank. A parameter already failing says why itself.
+ */
+function emptyQueryValues(query: unknown, errors: Flattened[]): (ErrorDetail & { kind: Kind })[] {
+  if (!isPlainObject(query)) {
+    return [];
+  }
+  const failing = new Set(errors.map((error) => error.field));
+  return Object.entries(query)
+    .filter(
+      ([name, value]) => !failing.has(name) && (value === '' || (Array.isArray(value) && value.includes(''))),
+    )
+    .map(([name]) => ({
+      kind: 'value' as const,
+      code: 'invalid_query' as const,
+      message: `${name} must not be empty: leave the parameter out for no filter.`,
+      field: name,
+    }));
 }
 
 type Kind = 'unknown' | 'missing' | 'value';

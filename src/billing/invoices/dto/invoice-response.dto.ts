@@ -8,8 +8,13 @@ import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 export class InvoiceLineDto {
   @ApiProperty({ example: 'Fiber 500 — November' }) description: string;
   @ApiInteger({ example: 1 }) quantity: number;
-  @ApiMoney({ example: 4999 }) unit_amount: number;
-  @ApiMoney({ example: 4999, description: 'quantity × unit_amount' }) amount: number;
+  @ApiMoney({
+    example: 4999,
+    signed: true,
+    description: 'Negative on a credit line (a bill run credits the unused days of a plan changed or ended).',
+  })
+  unit_amount: number;
+  @ApiMoney({ example: 4999, signed: true, description: 'quantity × unit_amount' }) amount: number;
 }
 
 @ApiSchema({
