@@ -123,7 +123,9 @@ function requestConstraints(document: OpenAPIObject): Map<string, Schema> {
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item as Record<string, { requestBody?: unknown }>)) {
       // Only the request bodies' own references: a response schema is not what a request enforces.
-      const refs = JSON.stringify(operation?.requestBody ?? {}).match(/#\/components\/schemas\/[A-Za-z0-9]+/g);
+      const refs = JSON.stringify(operation?.requestBody ?? {}).match(
+        /#\/components\/schemas\/[A-Za-z0-9]+/g,
+      );
       refs?.forEach((ref) => bodyNames.add(ref.split('/').pop()!));
     }
   }
