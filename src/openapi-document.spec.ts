@@ -504,4 +504,64 @@ describe('openapi.json', () => {
       ]);
     }
   });
+
+  it('should describe every property whose meaning its name does not give, wherever it appears', () => {
+    // status, metadata, external_id, money (minor units of which currency, what it includes), any enum and any
+    // timestamp but created_at/updated_at (when it is set, when null): a one-line description each.
+    const NEEDS_DESCRIPTION = [
+      'status',
+      'metadata',
+      'external_id',
+      'amount',
+      'total',
+      'amount_due',
+      'amount_paid',
+      'balance',
+      'balance_after',
+      'allocated_amount',
+      'unallocated_amount',
+      'refunded_amount',
+      'price',
+      'unit_amount',
+      'open_invoices_due',
+      'unallocated_credit',
+    ];
+    const isEnum = (schema: Schema) =>
+      [schema, schema.items as Schema | undefined, ...((schema.anyOf as Schema[] | undefined) ?? [])].some(
+        (s) => Array.isArray(s?.enum),
+      );
+    const needsDescription = (name: string, schema: Schema) =>
+      NEEDS_DESCRIPTION.includes(name) ||
+      (name.endsWith('_at') && name !== 'created_at' && name !== 'updated_at') ||
+      isEnum(schema);
+    const seen = new Set<string>();
+    const undescribed: string[] = [];
+    const walk = (schema: unknown, at: string): void => {
+      if (!schema || typeof schema !== 'object') {
+        return;
+      }
+      const node = schema as Schema;
+      for (const [name, property] of Object.entries((node.properties as Record<string, unknown>) ?? {})) {
+        // `false`: a property a oneOf form forbids, not one it carries.
+        if (!property || typeof property !== 'object') {
+          continue;
+        }
+        seen.add(name);
+        if (needsDescription(name, property as Schema) && !(property as Schema).description) {
+          undescribed.push(`${at}.${name}`);
+        }
+        walk(property, `${at}.${name}`);
+      }
+      walk(node.items, `${at}[]`);
+      for (const key of ['allOf', 'anyOf', 'oneOf']) {
+        ((node[key] as unknown[] | undefined) ?? []).forEach((part) => walk(part, at));
+      }
+    };
+    for (const [name, schema] of Object.entries(document.components.schemas)) {
+      walk(schema, name);
+    }
+    expect(undescribed).toEqual([]);
+    // Every listed name is a property of the document, so the list checks something.
+    expect(NEEDS_DESCRIPTION.filter((name) => !seen.has(name))).toEqual([]);
+  });
 });

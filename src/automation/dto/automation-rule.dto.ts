@@ -15,7 +15,12 @@ export class UpdateAutomationRuleDto {
     'A rule the service runs on events (dunning, services following their subscriber), and whether the tenant has it on.',
 })
 export class AutomationRuleDto {
-  @ApiProperty({ enum: RULE_IDS, example: 'overdue_invoices' }) id: RuleId;
+  @ApiProperty({
+    enum: RULE_IDS,
+    example: 'overdue_invoices',
+    description: 'The rule; docs/automation.md describes each.',
+  })
+  id: RuleId;
   @ApiProperty({ example: 'Overdue invoices and suspension for non-payment' }) name: string;
   @ApiProperty({ example: 'A sweep: an open invoice past its due date gets invoice.overdue, once; …' })
   description: string;
@@ -32,7 +37,11 @@ export class AutomationRuleDto {
     description: 'The events its actions write.',
   })
   emits: string[];
-  @ApiProperty({ example: true }) enabled: boolean;
+  @ApiProperty({
+    example: true,
+    description: 'Whether the rule acts for this tenant (PATCH turns it off or on).',
+  })
+  enabled: boolean;
 
   static from(rule: (typeof RULES)[number], enabled: boolean): AutomationRuleDto {
     return {

@@ -5,26 +5,38 @@ import { ApiInteger } from './api-types';
 
 @ApiSchema({ description: 'Where a page of a list ends, and how to ask for the next one.' })
 export class PaginationDto {
-  @ApiInteger({ example: 20, minimum: 1, maximum: 100 })
+  @ApiInteger({
+    example: 20,
+    minimum: 1,
+    maximum: 100,
+    description: 'The page size used (the `limit` asked for).',
+  })
   limit: number;
 
-  @ApiProperty({ example: true })
+  @ApiProperty({
+    example: true,
+    description: 'true: more records follow; ask with `starting_after=<next_cursor>`.',
+  })
   has_more: boolean;
 
   @ApiProperty({
     nullable: true,
     type: String,
     example: 'WyIyMDI2LTExLTIxVDEwOjAwOjAwLjAwMFoiLCJzdWJfMDEiXQ',
+    description: 'Opaque: send it as `starting_after` for the next page; null on the last page.',
   })
   next_cursor: string | null;
 }
 
 @ApiSchema({ description: 'What every answer carries besides its data: the request id and the API version.' })
 export class MetaDto {
-  @ApiProperty({ example: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({
+    example: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: "This request's id, also in the X-Request-ID header: quote it to support.",
+  })
   request_id: string;
 
-  @ApiProperty({ example: 'v1' })
+  @ApiProperty({ example: 'v1', description: 'The API version that answered.' })
   api_version: string;
 }
 
@@ -38,7 +50,11 @@ export class ListMetaDto extends MetaDto {
 /** One failure of a request that failed several checks. */
 @ApiSchema({ description: 'One of several problems of a request: its code, message and field.' })
 export class ErrorDetailDto {
-  @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'missing_field' })
+  @ApiProperty({
+    enum: Object.keys(ERROR_CATALOG),
+    example: 'missing_field',
+    description: 'What is wrong with this field, from the error catalog (docs/errors.md).',
+  })
   code: string;
 
   @ApiProperty({ example: 'full_name is required.' })
@@ -57,7 +73,11 @@ export class ErrorDetailDto {
   description: 'What went wrong: a catalogued code, a message for people, and the field at fault.',
 })
 export class ErrorBodyDto {
-  @ApiProperty({ enum: Object.keys(ERROR_CATALOG), example: 'validation_failed' })
+  @ApiProperty({
+    enum: Object.keys(ERROR_CATALOG),
+    example: 'validation_failed',
+    description: 'Stable, machine-readable: branch on it, not on `message` (every code in docs/errors.md).',
+  })
   code: string;
 
   @ApiProperty({ example: 'email must be an email' })
@@ -84,7 +104,7 @@ export class ErrorBodyDto {
 
 @ApiSchema({ description: 'Every failure answer: `{success: false, error, meta}`.' })
 export class ErrorEnvelopeDto {
-  @ApiProperty({ type: 'boolean', enum: [false], example: false })
+  @ApiProperty({ type: 'boolean', enum: [false], example: false, description: 'Always false on a failure.' })
   success: false;
 
   @ApiProperty({ type: ErrorBodyDto })

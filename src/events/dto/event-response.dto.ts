@@ -6,10 +6,19 @@ import { EVENT_TYPES } from '../event-types';
   description: 'Who made a change: a token, the system, the command line, or an automation rule.',
 })
 class ActorDto {
-  @ApiProperty({ enum: ['token', 'system', 'cli', 'automation'] })
+  @ApiProperty({
+    enum: ['token', 'system', 'cli', 'automation'],
+    description:
+      'token: an API call; automation: a rule; system: the server itself; cli: an operator command.',
+  })
   type: string;
 
-  @ApiProperty({ nullable: true, type: String, example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The token id (type token) or the rule id (type automation); null otherwise.',
+  })
   id: string | null;
 }
 
@@ -43,7 +52,12 @@ export class EventResponseDto {
   })
   type: string;
 
-  @ApiProperty({ nullable: true, type: String, example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The id of the record changed (its prefix names its kind); null when the event has none.',
+  })
   subject_id: string | null;
 
   @ApiProperty({
@@ -53,10 +67,16 @@ export class EventResponseDto {
   })
   data: { object: object; [key: string]: unknown };
 
-  @ApiProperty({ nullable: true, type: String, example: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'req_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description:
+      'The X-Request-ID of the API call that caused it; null for background work (rules, workers).',
+  })
   request_id: string | null;
 
-  @ApiProperty({ type: ActorDto })
+  @ApiProperty({ type: ActorDto, description: 'Who made the change.' })
   actor: ActorDto;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })

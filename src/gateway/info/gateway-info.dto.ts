@@ -6,9 +6,16 @@ import { ApiInteger } from '../../common/swagger/api-types';
     'How many failed authentications an IP may make in a window before it is blocked, and for how long.',
 })
 class AbuseThresholdDto {
-  @ApiInteger({ example: 20, minimum: 1 }) failed_authentications: number;
-  @ApiInteger({ example: 300, minimum: 1 }) window_seconds: number;
-  @ApiInteger({ example: 900, minimum: 1 }) block_seconds: number;
+  @ApiInteger({ example: 20, minimum: 1, description: 'Failed authentications an IP may make per window.' })
+  failed_authentications: number;
+  @ApiInteger({ example: 300, minimum: 1, description: 'The window they are counted over, in seconds.' })
+  window_seconds: number;
+  @ApiInteger({
+    example: 900,
+    minimum: 1,
+    description: 'How long an IP past the limit is refused, in seconds.',
+  })
+  block_seconds: number;
 }
 
 @ApiSchema({ description: 'Where the documentation, the document and the health probes are.' })
@@ -21,8 +28,9 @@ class GatewayLinksDto {
 
 @ApiSchema({ description: 'The request budget per window, and the headers that report it.' })
 class RateLimitPolicyDto {
-  @ApiInteger({ example: 600, minimum: 1 }) requests: number;
-  @ApiInteger({ example: 60, minimum: 1 }) window_seconds: number;
+  @ApiInteger({ example: 600, minimum: 1, description: 'Requests allowed per window.' }) requests: number;
+  @ApiInteger({ example: 60, minimum: 1, description: 'The window length, in seconds.' })
+  window_seconds: number;
   @ApiProperty({
     example: 'token',
     description: 'Budgets are per token; per IP address before authentication.',
@@ -44,9 +52,17 @@ class RateLimitPolicyDto {
 
 @ApiSchema({ description: 'How to authenticate: the scheme, the header and the scopes a token can hold.' })
 class AuthenticationInfoDto {
-  @ApiProperty({ example: 'bearer' }) scheme: string;
-  @ApiProperty({ example: 'Authorization: Bearer <API_TOKEN>' }) header: string;
-  @ApiProperty({ example: 'X-Tenant-ID' }) tenant_header: string;
+  @ApiProperty({ example: 'bearer', description: 'The HTTP authentication scheme.' }) scheme: string;
+  @ApiProperty({
+    example: 'Authorization: Bearer <API_TOKEN>',
+    description: 'The header that carries the token.',
+  })
+  header: string;
+  @ApiProperty({
+    example: 'X-Tenant-ID',
+    description: 'The header a platform:admin token names another tenant with (id or slug).',
+  })
+  tenant_header: string;
 }
 
 @ApiSchema({ description: 'What the API is: version, authentication, rate limits and where to read more.' })
@@ -60,14 +76,19 @@ export class GatewayInfoDto {
 
 @ApiSchema({ description: 'The calling token and the tenant this request acts for.' })
 export class MeDto {
-  @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) token_id: string;
+  @ApiProperty({
+    example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The token that made this request.',
+  })
+  token_id: string;
   @ApiProperty({
     example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
     description: 'The tenant this request acts for.',
   })
   tenant_id: string;
-  @ApiProperty({ example: 'default' }) tenant_slug: string;
+  @ApiProperty({ example: 'default', description: 'The slug of the tenant this request acts for.' })
+  tenant_slug: string;
   @ApiProperty({ example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The tenant the token belongs to.' })
   token_tenant_id: string;
-  @ApiProperty({ example: ['subscribers:*'] }) scopes: string[];
+  @ApiProperty({ example: ['subscribers:*'], description: 'The scopes the token holds.' }) scopes: string[];
 }

@@ -13,8 +13,17 @@ import { ApiStringMap } from '../../common/swagger/api-types';
   description: 'Whether the server is ready to serve, and the state of each dependency it checks.',
 })
 class HealthDto {
-  @ApiProperty({ example: 'ok' }) status: string;
-  @ApiStringMap({ example: { database: 'ok' }, required: false }) checks?: Record<string, string>;
+  @ApiProperty({
+    example: 'ok',
+    description: 'ok when this probe passes (a failing one answers an error instead).',
+  })
+  status: string;
+  @ApiStringMap({
+    example: { database: 'ok' },
+    required: false,
+    description: 'Each dependency checked and its state; on the readiness probe only.',
+  })
+  checks?: Record<string, string>;
 }
 
 /** Probes for load balancers and orchestrators: public and outside the rate limit. */

@@ -80,12 +80,17 @@ export class UpdateNasDto {
   @Matches(NAS_SECRET, { message: 'secret must be 8 to 128 printable ASCII characters without spaces' })
   secret?: string;
 
-  @ApiPropertyOptional({ enum: NAS_TYPES })
+  @ApiPropertyOptional({ enum: NAS_TYPES, description: "FreeRADIUS's nas.type." })
   @ValidateIf(present)
   @IsIn(NAS_TYPES, { message: `type must be one of ${NAS_TYPES.join(', ')}` })
   type?: string;
 
-  @ApiInteger({ required: false, minimum: 1, maximum: 65535 })
+  @ApiInteger({
+    required: false,
+    minimum: 1,
+    maximum: 65535,
+    description: 'UDP port of its RFC 5176 Disconnect/CoA listener.',
+  })
   @ValidateIf(present)
   @IsInt()
   @Min(1)
@@ -114,10 +119,14 @@ export class NasDto {
   @ApiProperty({ example: '192.0.2.10' })
   ip: string;
 
-  @ApiProperty({ enum: NAS_TYPES, example: 'mikrotik' })
+  @ApiProperty({
+    enum: NAS_TYPES,
+    example: 'mikrotik',
+    description: "The vendor kind, FreeRADIUS's nas.type.",
+  })
   type: string;
 
-  @ApiInteger({ example: DEFAULT_COA_PORT })
+  @ApiInteger({ example: DEFAULT_COA_PORT, description: 'UDP port of its RFC 5176 Disconnect/CoA listener.' })
   coa_port: number;
 
   @ApiProperty({ example: 'North POP, rack 2', nullable: true, type: String })

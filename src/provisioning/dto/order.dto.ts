@@ -20,7 +20,11 @@ import { Optional } from '../../common/validation/optional';
     'An action on a service (suspend, resume, change plan, terminate), carried out by a provisioning order.',
 })
 export class ServiceActionDto {
-  @ApiProperty({ enum: SERVICE_ACTIONS, example: OrderAction.Suspend })
+  @ApiProperty({
+    enum: SERVICE_ACTIONS,
+    example: OrderAction.Suspend,
+    description: 'What the order does to the service; a move its status does not allow is 409.',
+  })
   @IsIn(SERVICE_ACTIONS, { message: `action must be one of ${SERVICE_ACTIONS.join(', ')}` })
   action: ServiceAction;
 
@@ -33,7 +37,11 @@ export class ServiceActionDto {
   @IsTrimmedText(64)
   plan_id?: string | null;
 
-  @ApiPropertyOptional({ example: 'non_payment', maxLength: 500 })
+  @ApiPropertyOptional({
+    example: 'non_payment',
+    maxLength: 500,
+    description: 'Why, kept on the order and its events.',
+  })
   @Optional()
   @IsTrimmedText(500)
   reason?: string;
@@ -54,12 +62,12 @@ export class ListOrdersQueryDto extends PageQueryDto {
   @MaxLength(64)
   subscriber_id?: string;
 
-  @ApiPropertyOptional({ enum: ORDER_STATUSES })
+  @ApiPropertyOptional({ enum: ORDER_STATUSES, description: 'Only orders in this state.' })
   @Optional()
   @IsIn(ORDER_STATUSES, { message: `status must be one of ${ORDER_STATUSES.join(', ')}` })
   status?: OrderStatus;
 
-  @ApiPropertyOptional({ enum: ORDER_ACTIONS })
+  @ApiPropertyOptional({ enum: ORDER_ACTIONS, description: 'Only orders of this action.' })
   @Optional()
   @IsIn(ORDER_ACTIONS, { message: `action must be one of ${ORDER_ACTIONS.join(', ')}` })
   action?: OrderAction;
@@ -72,16 +80,25 @@ export class OrderDto {
   @ApiProperty({ example: 'ord_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
 
-  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The service it changes.' })
   service_id: string;
 
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: "The service's subscriber." })
   subscriber_id: string;
 
-  @ApiProperty({ enum: ORDER_ACTIONS, example: OrderAction.Activate })
+  @ApiProperty({
+    enum: ORDER_ACTIONS,
+    example: OrderAction.Activate,
+    description: 'What it does: activate, suspend, resume, change_plan, terminate, or modify (a PATCH).',
+  })
   action: OrderAction;
 
-  @ApiProperty({ enum: ORDER_STATUSES, example: OrderStatus.Acknowledged })
+  @ApiProperty({
+    enum: ORDER_STATUSES,
+    example: OrderStatus.Acknowledged,
+    description:
+      'acknowledged → in_progress (a worker took it) → completed | failed; or acknowledged → cancelled.',
+  })
   status: OrderStatus;
 
   @ApiProperty({
@@ -98,7 +115,7 @@ export class OrderDto {
   })
   changes: string[] | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({ nullable: true, type: String, description: 'Why, as sent with the action; null: none.' })
   reason: string | null;
 
   @ApiInteger({ example: 0, description: 'How often the network driver was tried.' })
@@ -107,7 +124,11 @@ export class OrderDto {
   @ApiProperty({ nullable: true, type: String, description: "The driver's last error." })
   last_error: string | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When the order completed and its service changed; null otherwise.',
+  })
   completed_at: string | null;
 
   @ApiProperty({

@@ -48,7 +48,11 @@ export class CreateServicePlanDto {
   @IsCurrency()
   currency: string;
 
-  @ApiPropertyOptional({ enum: BILLING_PERIODS, default: 'monthly' })
+  @ApiPropertyOptional({
+    enum: BILLING_PERIODS,
+    default: 'monthly',
+    description: 'How often `price` is billed.',
+  })
   @ValidateIf(present)
   @IsIn(BILLING_PERIODS, { message: `billing_period must be one of ${BILLING_PERIODS.join(', ')}` })
   billing_period: string = 'monthly';
@@ -71,35 +75,38 @@ export class UpdateServicePlanDto {
   @IsTrimmedText(100)
   name?: string;
 
-  @ApiInteger({ required: false, minimum: 1, maximum: MAX_KBPS })
+  @ApiInteger({ required: false, minimum: 1, maximum: MAX_KBPS, description: 'Download rate in kbit/s.' })
   @ValidateIf(present)
   @IsInt()
   @Min(1)
   @Max(MAX_KBPS)
   download_kbps?: number;
 
-  @ApiInteger({ required: false, minimum: 1, maximum: MAX_KBPS })
+  @ApiInteger({ required: false, minimum: 1, maximum: MAX_KBPS, description: 'Upload rate in kbit/s.' })
   @ValidateIf(present)
   @IsInt()
   @Min(1)
   @Max(MAX_KBPS)
   upload_kbps?: number;
 
-  @ApiMoney({ required: false })
+  @ApiMoney({ required: false, description: 'Per billing period, in minor units of `currency`.' })
   @ValidateIf(present)
   @IsInt()
   @Min(0)
   @Max(MAX_AMOUNT)
   price?: number;
 
-  @ApiPropertyOptional({ example: false })
+  @ApiPropertyOptional({ example: false, description: 'false: the plan takes no new services.' })
   @ValidateIf(present)
   @IsBoolean()
   active?: boolean;
 }
 
 export class ListServicePlansQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: ['true', 'false'] })
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description: 'Only active (true) or inactive (false) plans.',
+  })
   @Optional()
   @IsIn(['true', 'false'], { message: 'active must be true or false' })
   active?: 'true' | 'false';
@@ -113,22 +120,25 @@ export class ServicePlanDto {
   @ApiProperty({ example: 'Fiber 500' })
   name: string;
 
-  @ApiInteger({ example: 500_000 })
+  @ApiInteger({ example: 500_000, description: 'Download rate in kbit/s.' })
   download_kbps: number;
 
-  @ApiInteger({ example: 100_000 })
+  @ApiInteger({ example: 100_000, description: 'Upload rate in kbit/s.' })
   upload_kbps: number;
 
-  @ApiMoney({ example: 4999 })
+  @ApiMoney({ example: 4999, description: 'Per billing period, in minor units of `currency`.' })
   price: number;
 
-  @ApiProperty({ example: 'USD' })
+  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of `price`.' })
   currency: string;
 
-  @ApiProperty({ enum: BILLING_PERIODS, example: 'monthly' })
+  @ApiProperty({ enum: BILLING_PERIODS, example: 'monthly', description: 'How often `price` is billed.' })
   billing_period: string;
 
-  @ApiProperty({ example: true })
+  @ApiProperty({
+    example: true,
+    description: 'false: the plan takes no new services (existing ones keep it).',
+  })
   active: boolean;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })

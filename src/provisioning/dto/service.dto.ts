@@ -67,13 +67,23 @@ export class UpdateServiceDto {
   @Matches(PPPOE_PASSWORD, { message: 'pppoe_password must be 8 to 128 printable ASCII characters' })
   pppoe_password?: string;
 
-  @ApiPropertyOptional({ example: '203.0.113.11', nullable: true, type: String })
+  @ApiPropertyOptional({
+    example: '203.0.113.11',
+    nullable: true,
+    type: String,
+    description: 'A unicast IPv4 address unique among live services; null: a dynamic address.',
+  })
   @OptionalNullable()
   @Trim()
   @IsUnicastIpv4()
   static_ipv4?: string | null;
 
-  @ApiPropertyOptional({ example: 'aa:bb:cc:00:11:23', nullable: true, type: String })
+  @ApiPropertyOptional({
+    example: 'aa:bb:cc:00:11:23',
+    nullable: true,
+    type: String,
+    description: "The customer router's MAC address, any usual form; null clears it.",
+  })
   @OptionalNullable()
   @IsMacAddress()
   cpe_mac?: string | null;
@@ -92,7 +102,7 @@ export class ListServicesQueryDto extends PageQueryDto {
   @MaxLength(64)
   subscriber_id?: string;
 
-  @ApiPropertyOptional({ enum: SERVICE_STATUSES })
+  @ApiPropertyOptional({ enum: SERVICE_STATUSES, description: 'Only services in this state.' })
   @Optional()
   @IsIn(SERVICE_STATUSES, { message: `status must be one of ${SERVICE_STATUSES.join(', ')}` })
   status?: ServiceStatus;
@@ -124,16 +134,27 @@ export class ServiceDto {
   @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
 
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber served.' })
   subscriber_id: string;
 
-  @ApiProperty({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({
+    example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The current plan (speeds, price); a change_plan order changes it when it completes.',
+  })
   plan_id: string;
 
-  @ApiProperty({ enum: SERVICE_STATUSES, example: ServiceStatus.Pending })
+  @ApiProperty({
+    enum: SERVICE_STATUSES,
+    example: ServiceStatus.Pending,
+    description:
+      'pending → active ⇄ suspended, any → terminated; moved only when its provisioning order completes.',
+  })
   status: ServiceStatus;
 
-  @ApiProperty({ example: 'ada.lovelace' })
+  @ApiProperty({
+    example: 'ada.lovelace',
+    description: 'The PPPoE login within the tenant; the network sees it as `radius_username`.',
+  })
   pppoe_username: string;
 
   @ApiProperty({
@@ -142,19 +163,37 @@ export class ServiceDto {
   })
   radius_username: string;
 
-  @ApiProperty({ example: '203.0.113.10', nullable: true, type: String })
+  @ApiProperty({
+    example: '203.0.113.10',
+    nullable: true,
+    type: String,
+    description: 'The fixed address the network gives this service; null: a dynamic one.',
+  })
   static_ipv4: string | null;
 
-  @ApiProperty({ example: 'aa:bb:cc:00:11:22', nullable: true, type: String })
+  @ApiProperty({
+    example: 'aa:bb:cc:00:11:22',
+    nullable: true,
+    type: String,
+    description: "The customer router's MAC address, lower case with colons; null: not recorded.",
+  })
   cpe_mac: string | null;
 
   @ApiProperty({ example: '12 Fibre Lane, Springfield', nullable: true, type: String })
   installation_address: string | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When its activate order first completed; null while pending.',
+  })
   activated_at: string | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When its terminate order completed; null until terminated.',
+  })
   terminated_at: string | null;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })

@@ -19,19 +19,27 @@ export class SessionDto {
   @ApiProperty({ example: 'ses_4711', description: "radacct's row, prefixed." })
   id: string;
 
-  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The service whose login it is.' })
   service_id: string;
 
   @ApiProperty({ example: '81A00004', description: 'Acct-Session-Id, as the NAS names the session.' })
   acct_session_id: string;
 
-  @ApiProperty({ example: 'acme-fiber/ada.lovelace' })
+  @ApiProperty({
+    example: 'acme-fiber/ada.lovelace',
+    description: "The login the NAS reported: the service's radius_username.",
+  })
   username: string;
 
   @ApiProperty({ example: true, description: 'No Stop has been received for it.' })
   online: boolean;
 
-  @ApiProperty({ example: '2026-11-21T10:00:00.000Z', nullable: true, type: String })
+  @ApiProperty({
+    example: '2026-11-21T10:00:00.000Z',
+    nullable: true,
+    type: String,
+    description: 'Acct-Start time from the NAS; null when no Start was received.',
+  })
   started_at: string | null;
 
   @ApiProperty({
@@ -42,7 +50,12 @@ export class SessionDto {
   })
   updated_at: string | null;
 
-  @ApiProperty({ example: null, nullable: true, type: String })
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: 'When its Stop was received; null while online.',
+  })
   stopped_at: string | null;
 
   @ApiInteger({
@@ -52,10 +65,15 @@ export class SessionDto {
   })
   duration_s: number | null;
 
-  @ApiProperty({ example: '192.0.2.10' })
+  @ApiProperty({ example: '192.0.2.10', description: 'The NAS that reported the session.' })
   nas_ip: string;
 
-  @ApiProperty({ example: '100.64.0.17', nullable: true, type: String })
+  @ApiProperty({
+    example: '100.64.0.17',
+    nullable: true,
+    type: String,
+    description: 'The address the subscriber was given (Framed-IP-Address); null: not reported.',
+  })
   framed_ip: string | null;
 
   @ApiByteCount({ example: 1048576, description: BYTES_IN })
@@ -112,7 +130,7 @@ export class UsageQueryDto {
 
 @ApiSchema({ description: "A service's traffic on one UTC day." })
 export class UsageDayDto {
-  @ApiProperty({ example: '2026-11-21' })
+  @ApiProperty({ example: '2026-11-21', description: 'The UTC day (YYYY-MM-DD).' })
   date: string;
 
   @ApiByteCount({ example: 1048576, description: BYTES_IN })
@@ -134,18 +152,18 @@ export class UsageTotalDto {
 /** A service's traffic per UTC day, every day of the range (0 where there was none), and the range's total. */
 @ApiSchema({ description: "A service's traffic per UTC day over a range, and the total." })
 export class UsageDto {
-  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The service measured.' })
   service_id: string;
 
-  @ApiProperty({ example: '2026-11-01' })
+  @ApiProperty({ example: '2026-11-01', description: 'The first UTC day of the range (YYYY-MM-DD).' })
   from: string;
 
-  @ApiProperty({ example: '2026-11-30' })
+  @ApiProperty({ example: '2026-11-30', description: 'The last UTC day of the range, included.' })
   to: string;
 
   @ApiProperty({ type: [UsageDayDto] })
   days: UsageDayDto[];
 
-  @ApiProperty({ type: UsageTotalDto })
+  @ApiProperty({ type: UsageTotalDto, description: 'The sum of `days`.' })
   total: UsageTotalDto;
 }

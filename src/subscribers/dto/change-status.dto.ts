@@ -5,7 +5,11 @@ import { Optional } from '../../common/validation/optional';
 
 @ApiSchema({ description: "A subscriber's move to another status, with an optional reason." })
 export class ChangeStatusDto {
-  @ApiProperty({ enum: SUBSCRIBER_STATUSES, example: SubscriberStatus.Suspended })
+  @ApiProperty({
+    enum: SUBSCRIBER_STATUSES,
+    example: SubscriberStatus.Suspended,
+    description: 'The state to move to; a move the README\'s "Lifecycle" table does not allow is 409.',
+  })
   @IsIn(SUBSCRIBER_STATUSES, { message: `status must be one of ${SUBSCRIBER_STATUSES.join(', ')}` })
   status: SubscriberStatus;
 

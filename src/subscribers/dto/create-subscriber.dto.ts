@@ -39,7 +39,11 @@ export class CreateSubscriberDto {
   @Matches(E164, { message: 'phone must be in E.164 format, e.g. +14155550123' })
   phone?: string;
 
-  @ApiProperty({ enum: CREATABLE_STATUSES, example: SubscriberStatus.Prospect })
+  @ApiProperty({
+    enum: CREATABLE_STATUSES,
+    example: SubscriberStatus.Prospect,
+    description: 'The starting lifecycle state; later moves go through POST /subscribers/{id}/status.',
+  })
   @IsIn(CREATABLE_STATUSES, { message: `status must be one of ${CREATABLE_STATUSES.join(', ')}` })
   status: SubscriberStatus;
 

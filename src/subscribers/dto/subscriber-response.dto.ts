@@ -11,16 +11,32 @@ export class CreatedSubscriberDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
 
-  @ApiProperty({ example: 'crm-000123', nullable: true, type: String })
+  @ApiProperty({
+    example: 'crm-000123',
+    nullable: true,
+    type: String,
+    description: 'Your own id for this subscriber (unique per tenant); null when none was given.',
+  })
   external_id: string | null;
 
   @ApiProperty({ example: 'Ada Lovelace' })
   full_name: string;
 
-  @ApiProperty({ enum: SUBSCRIBER_STATUSES, example: SubscriberStatus.Prospect })
+  @ApiProperty({
+    enum: SUBSCRIBER_STATUSES,
+    example: SubscriberStatus.Prospect,
+    description:
+      'Lifecycle state; changed only by POST /subscribers/{id}/status (transitions in the README, "Lifecycle").',
+  })
   status: SubscriberStatus;
 
-  @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
+  @ApiProperty({
+    example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    nullable: true,
+    type: String,
+    description:
+      'The billing profile (currency, billing day, terms) this subscriber is billed under; null: none.',
+  })
   billing_profile_id: string | null;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })

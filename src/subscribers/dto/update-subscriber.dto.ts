@@ -30,7 +30,12 @@ export class UpdateSubscriberDto {
   @Matches(E164, { message: 'phone must be in E.164 format, e.g. +14155550123' })
   phone?: string | null;
 
-  @ApiPropertyOptional({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
+  @ApiPropertyOptional({
+    example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    nullable: true,
+    type: String,
+    description: 'A billing profile of this tenant to bill under; null detaches the profile.',
+  })
   @OptionalNullable()
   @IsTrimmedText(64)
   billing_profile_id?: string | null;

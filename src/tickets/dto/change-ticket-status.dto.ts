@@ -6,7 +6,11 @@ import { Optional } from '../../common/validation/optional';
 
 @ApiSchema({ description: "A ticket's move in its workflow, with an optional reason." })
 export class ChangeTicketStatusDto {
-  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open })
+  @ApiProperty({
+    enum: TICKET_STATUSES,
+    example: TicketStatus.Open,
+    description: 'The state to move to; a move the workflow (docs/tickets.md) does not allow is 409.',
+  })
   @IsIn(TICKET_STATUSES, { message: `status must be one of ${TICKET_STATUSES.join(', ')}` })
   status: TicketStatus;
 

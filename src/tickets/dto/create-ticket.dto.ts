@@ -24,7 +24,12 @@ export class CreateTicketDto {
   @IsFreeText(20000)
   description?: string;
 
-  @ApiPropertyOptional({ enum: TICKET_TYPES, default: TicketType.Question, example: TicketType.Incident })
+  @ApiPropertyOptional({
+    enum: TICKET_TYPES,
+    default: TicketType.Question,
+    example: TicketType.Incident,
+    description: 'What kind of request it is.',
+  })
   @ValidateIf(present)
   @IsIn(TICKET_TYPES, { message: `type must be one of ${TICKET_TYPES.join(', ')}` })
   type: TicketType = TicketType.Question;

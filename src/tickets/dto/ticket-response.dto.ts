@@ -26,10 +26,20 @@ export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now = new Da
   description: 'Who made a change: a token, the system, the command line, or an automation rule.',
 })
 export class ActorDto {
-  @ApiProperty({ enum: ['token', 'system', 'cli', 'automation'], example: 'token' })
+  @ApiProperty({
+    enum: ['token', 'system', 'cli', 'automation'],
+    example: 'token',
+    description:
+      'token: an API call; automation: a rule; system: the server itself; cli: an operator command.',
+  })
   type: string;
 
-  @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
+  @ApiProperty({
+    example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    nullable: true,
+    type: String,
+    description: 'The token id (type token) or the rule id (type automation); null otherwise.',
+  })
   id: string | null;
 }
 
@@ -47,25 +57,57 @@ export class TicketDto {
   @ApiProperty({ nullable: true, type: String })
   description: string | null;
 
-  @ApiProperty({ enum: TICKET_TYPES, example: TicketType.Incident })
+  @ApiProperty({
+    enum: TICKET_TYPES,
+    example: TicketType.Incident,
+    description: 'What kind of request it is.',
+  })
   type: TicketType;
 
-  @ApiProperty({ enum: TICKET_PRIORITIES, example: TicketPriority.High })
+  @ApiProperty({
+    enum: TICKET_PRIORITIES,
+    example: TicketPriority.High,
+    description: 'Sets due_at from the tenant SLA (GET /ticket-settings).',
+  })
   priority: TicketPriority;
 
-  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.New })
+  @ApiProperty({
+    enum: TICKET_STATUSES,
+    example: TicketStatus.New,
+    description:
+      'Workflow state, moved by POST /tickets/{id}/status or a reply; closed and cancelled are final (docs/tickets.md).',
+  })
   status: TicketStatus;
 
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', nullable: true, type: String })
+  @ApiProperty({
+    example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    nullable: true,
+    type: String,
+    description: 'The subscriber it concerns; null: none.',
+  })
   subscriber_id: string | null;
 
-  @ApiProperty({ example: 'noc.jane', nullable: true, type: String })
+  @ApiProperty({
+    example: 'noc.jane',
+    nullable: true,
+    type: String,
+    description: "The operator's user name in their own system; null: unassigned.",
+  })
   assignee: string | null;
 
-  @ApiProperty({ type: [String], example: ['fiber', 'outage'] })
+  @ApiProperty({
+    type: [String],
+    example: ['fiber', 'outage'],
+    description: 'Trimmed, lower-cased, each once.',
+  })
   tags: string[];
 
-  @ApiProperty({ example: 'helpdesk-48213', nullable: true, type: String })
+  @ApiProperty({
+    example: 'helpdesk-48213',
+    nullable: true,
+    type: String,
+    description: 'Your own id for this ticket (unique per tenant); null when none was given.',
+  })
   external_id: string | null;
 
   @ApiMetadata({ example: { channel: 'phone' } })
@@ -86,10 +128,14 @@ export class TicketDto {
   @ApiProperty({ nullable: true, type: String, description: 'The first public comment by an agent.' })
   first_response_at: string | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When it was resolved; kept when closed, back to null when it moves anywhere else.',
+  })
   resolved_at: string | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({ nullable: true, type: String, description: 'When it was closed; null until closed.' })
   closed_at: string | null;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
@@ -128,16 +174,22 @@ export class StatusChangeDto {
   @ApiProperty({ enum: TICKET_STATUSES, nullable: true, description: 'null for the creation.' })
   from: TicketStatus | null;
 
-  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open })
+  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open, description: 'The state it moved to.' })
   to: TicketStatus;
 
-  @ApiProperty({ nullable: true, type: String, example: 'customer_replied' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'customer_replied',
+    description: 'As sent with the move, or what triggered it (customer_replied, agent_replied); null: none.',
+  })
   reason: string | null;
 
+  // No description: it would wrap the $ref in an allOf, one level too deep for the generated example (exampleOf).
   @ApiProperty({ type: ActorDto })
   actor: Actor;
 
-  @ApiProperty({ example: '2026-11-21T10:05:00.000Z' })
+  @ApiProperty({ example: '2026-11-21T10:05:00.000Z', description: 'When the move happened.' })
   at: string;
 
   static from(change: TicketStatusChange): StatusChangeDto {
@@ -154,7 +206,10 @@ export class StatusChangeDto {
 /** One ticket as single-record answers give it: with its status history, oldest first. */
 @ApiSchema({ description: 'A ticket with its whole status history.' })
 export class TicketDetailDto extends TicketDto {
-  @ApiProperty({ type: [StatusChangeDto] })
+  @ApiProperty({
+    type: [StatusChangeDto],
+    description: 'Every move of the ticket, oldest first (creation first).',
+  })
   status_history: StatusChangeDto[];
 
   static withHistory(ticket: Ticket, history: TicketStatusChange[]): TicketDetailDto {
@@ -167,19 +222,31 @@ export class CommentDto {
   @ApiProperty({ example: 'tcm_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
 
-  @ApiProperty({ example: 'tkt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'tkt_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The ticket it is on.' })
   ticket_id: string;
 
   @ApiProperty({ example: 'A technician will visit between 14:00 and 16:00 today.' })
   body: string;
 
-  @ApiProperty({ example: true })
+  @ApiProperty({
+    example: true,
+    description: 'true: a customer portal may show it; false: internal, never in events or webhooks.',
+  })
   public: boolean;
 
-  @ApiProperty({ example: 'noc.jane', nullable: true, type: String })
+  @ApiProperty({
+    example: 'noc.jane',
+    nullable: true,
+    type: String,
+    description: 'Who wrote it, as sent; null: not given.',
+  })
   author: string | null;
 
-  @ApiProperty({ enum: COMMENT_AUTHOR_TYPES, example: CommentAuthorType.Agent })
+  @ApiProperty({
+    enum: COMMENT_AUTHOR_TYPES,
+    example: CommentAuthorType.Agent,
+    description: 'agent: the help desk; subscriber: the customer (always public); system: the server.',
+  })
   author_type: CommentAuthorType;
 
   @ApiProperty({ example: '2026-11-21T10:05:00.000Z' })

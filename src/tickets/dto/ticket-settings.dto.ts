@@ -66,16 +66,16 @@ export class UpdateTicketSettingsDto {
 
 @ApiSchema({ description: 'Hours from opening to due, per ticket priority, all of them present.' })
 export class DueHoursAnswerDto {
-  @ApiInteger({ example: 4 })
+  @ApiInteger({ example: 4, description: 'Hours from creation to due_at for urgent tickets.' })
   urgent: number;
 
-  @ApiInteger({ example: 24 })
+  @ApiInteger({ example: 24, description: 'Hours from creation to due_at for high tickets.' })
   high: number;
 
-  @ApiInteger({ example: 72 })
+  @ApiInteger({ example: 72, description: 'Hours from creation to due_at for normal tickets.' })
   normal: number;
 
-  @ApiInteger({ example: 168 })
+  @ApiInteger({ example: 168, description: 'Hours from creation to due_at for low tickets.' })
   low: number;
 }
 

@@ -22,7 +22,7 @@ export class UpdateTicketDto {
   @IsFreeText(20000)
   description?: string | null;
 
-  @ApiPropertyOptional({ enum: TICKET_TYPES })
+  @ApiPropertyOptional({ enum: TICKET_TYPES, description: 'What kind of request it is.' })
   @ValidateIf(present)
   @IsIn(TICKET_TYPES, { message: `type must be one of ${TICKET_TYPES.join(', ')}` })
   type?: TicketType;
@@ -36,7 +36,12 @@ export class UpdateTicketDto {
   @IsIn(TICKET_PRIORITIES, { message: `priority must be one of ${TICKET_PRIORITIES.join(', ')}` })
   priority?: TicketPriority;
 
-  @ApiPropertyOptional({ example: 'noc.omar', nullable: true, type: String })
+  @ApiPropertyOptional({
+    example: 'noc.omar',
+    nullable: true,
+    type: String,
+    description: "The operator's user name in their own system; null unassigns.",
+  })
   @OptionalNullable()
   @IsTrimmedText(200)
   assignee?: string | null;

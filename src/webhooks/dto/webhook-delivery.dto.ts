@@ -16,7 +16,7 @@ export class ListDeliveriesQueryDto extends PageQueryDto {
   @MaxLength(64)
   webhook_id: string;
 
-  @ApiPropertyOptional({ enum: DELIVERY_STATUSES })
+  @ApiPropertyOptional({ enum: DELIVERY_STATUSES, description: 'Only deliveries in this state.' })
   @Optional()
   @IsIn(DELIVERY_STATUSES, { message: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
   status?: DeliveryStatus;
@@ -26,8 +26,10 @@ export class ListDeliveriesQueryDto extends PageQueryDto {
 @ApiSchema({ description: 'An event queued for one webhook, with its state and attempts.' })
 export class WebhookDeliveryDto {
   @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) webhook_id: string;
-  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
+  @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The webhook it goes to.' })
+  webhook_id: string;
+  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The event it carries.' })
+  event_id: string;
   @ApiProperty({ example: 'subscriber.created' }) event_type: string;
   @ApiProperty({
     enum: DELIVERY_STATUSES,
@@ -37,7 +39,7 @@ export class WebhookDeliveryDto {
       'subscription was disabled before it went out (re-enabling does not resume it; redeliver sends it again).',
   })
   status: string;
-  @ApiInteger({ example: 1, minimum: 0 }) attempts: number;
+  @ApiInteger({ example: 1, minimum: 0, description: 'Attempts made so far.' }) attempts: number;
   @ApiProperty({
     nullable: true,
     type: String,

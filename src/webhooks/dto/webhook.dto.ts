@@ -17,7 +17,11 @@ import { Optional, OptionalNullable } from '../../common/validation/optional';
 
 @ApiSchema({ description: 'A new webhook subscription: where to send and which events.' })
 export class CreateWebhookDto {
-  @ApiProperty({ example: 'https://example.com/hooks/isp' })
+  @ApiProperty({
+    example: 'https://example.com/hooks/isp',
+    description:
+      'Where each event is POSTed, signed; https and a public address unless the server allows otherwise.',
+  })
   @Trim()
   @IsString()
   @MaxLength(2048)
@@ -45,7 +49,7 @@ export class CreateWebhookDto {
   @MaxLength(500)
   description?: string;
 
-  @ApiPropertyOptional({ example: true, default: true })
+  @ApiPropertyOptional({ example: true, default: true, description: 'false: no event is delivered to it.' })
   @Optional()
   @IsBoolean()
   enabled?: boolean;
@@ -92,10 +96,19 @@ export class UpdateWebhookDto {
 })
 export class WebhookDto {
   @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: 'https://crm.example.net/hooks/isp' }) url: string;
-  @ApiProperty({ example: ['subscriber.*'] }) events: string[];
+  @ApiProperty({ example: 'https://crm.example.net/hooks/isp', description: 'Where each event is POSTed.' })
+  url: string;
+  @ApiProperty({
+    example: ['subscriber.*'],
+    description: 'Event types or patterns (`subscriber.*`, `*`) it receives.',
+  })
+  events: string[];
   @ApiProperty({ nullable: true, type: String }) description: string | null;
-  @ApiProperty({ example: true }) enabled: boolean;
+  @ApiProperty({
+    example: true,
+    description: 'false: nothing is delivered (turned off by PATCH, or by the service; see disabled_reason).',
+  })
+  enabled: boolean;
   @ApiProperty({ nullable: true, type: String, example: null, description: 'Why the service disabled it.' })
   disabled_reason: string | null;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
@@ -137,8 +150,10 @@ export class WebhookWithSecretDto extends WebhookDto {
 
 @ApiSchema({ description: 'The test event queued for a webhook.' })
 export class WebhookTestDto {
-  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
-  @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) delivery_id: string;
+  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The test event (webhook.test).' })
+  event_id: string;
+  @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'Its delivery to this webhook.' })
+  delivery_id: string;
 }
 
 @ApiSchema({
@@ -146,13 +161,28 @@ export class WebhookTestDto {
 })
 export class WebhookAttemptDto {
   @ApiProperty({ example: 'att_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) delivery_id: string;
-  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
+  @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The delivery it belongs to.' })
+  delivery_id: string;
+  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The event sent.' })
+  event_id: string;
   @ApiProperty({ example: 'subscriber.created' }) event_type: string;
-  @ApiInteger({ example: 1, minimum: 1 }) attempt: number;
-  @ApiInteger({ example: 500, nullable: true }) status_code: number | null;
-  @ApiInteger({ example: 42, minimum: 0 }) duration_ms: number;
-  @ApiProperty({ nullable: true, type: String, example: null }) error: string | null;
+  @ApiInteger({ example: 1, minimum: 1, description: 'Which try of the delivery this was, from 1.' })
+  attempt: number;
+  @ApiInteger({
+    example: 500,
+    nullable: true,
+    description: "The receiver's HTTP status; null when no answer came (see error).",
+  })
+  status_code: number | null;
+  @ApiInteger({ example: 42, minimum: 0, description: 'How long the request took, in milliseconds.' })
+  duration_ms: number;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description: 'Why no answer came (timeout, connection refused); null when the receiver answered.',
+  })
+  error: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'First KiB of the answer.' }) response_body:
     string | null;
   @ApiProperty({ nullable: true, type: String, description: 'When the next try is due; null when none is.' })
@@ -179,7 +209,9 @@ export class WebhookAttemptDto {
 @ApiSchema({ description: 'A delivery queued again after it failed.' })
 export class RedeliveryDto {
   @ApiProperty({ example: 'dlv_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The new delivery.' }) id: string;
-  @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) webhook_id: string;
-  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) event_id: string;
-  @ApiProperty({ example: 'pending' }) status: string;
+  @ApiProperty({ example: 'whk_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The webhook it goes to.' })
+  webhook_id: string;
+  @ApiProperty({ example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The event sent again.' })
+  event_id: string;
+  @ApiProperty({ example: 'pending', description: 'pending: queued for its first attempt.' }) status: string;
 }

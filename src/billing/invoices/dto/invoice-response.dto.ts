@@ -7,7 +7,7 @@ import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 @ApiSchema({ description: 'One line of an invoice: what is billed, how many, at what unit price.' })
 export class InvoiceLineDto {
   @ApiProperty({ example: 'Fiber 500 — November' }) description: string;
-  @ApiInteger({ example: 1 }) quantity: number;
+  @ApiInteger({ example: 1, description: 'How many units are billed.' }) quantity: number;
   @ApiMoney({
     example: 4999,
     signed: true,
@@ -23,19 +23,51 @@ export class InvoiceLineDto {
 export class InvoiceDto {
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiInteger({ example: 42, minimum: 1, description: 'Sequential per tenant.' }) number: number;
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
-  @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiProperty({ enum: INVOICE_STATUSES }) status: string;
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber billed.' })
+  subscriber_id: string;
+  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of every amount on this invoice.' })
+  currency: string;
+  @ApiProperty({
+    enum: INVOICE_STATUSES,
+    description:
+      'draft (not yet owed) → open → partially_paid → paid as allocations reach the total; void while nothing is allocated.',
+  })
+  status: string;
   @ApiProperty({ type: [InvoiceLineDto] }) lines: InvoiceLineDto[];
-  @ApiMoney({ example: 4999 }) total: number;
-  @ApiMoney({ example: 2500 }) amount_paid: number;
-  @ApiMoney({ example: 2499 }) amount_due: number;
-  @ApiProperty({ example: '2026-12-15' }) due_date: string;
+  @ApiMoney({
+    example: 4999,
+    description: 'Sum of the lines, in minor units of `currency`; fixed at creation.',
+  })
+  total: number;
+  @ApiMoney({
+    example: 2500,
+    description: 'What allocated payments and credits have covered so far, in minor units of `currency`.',
+  })
+  amount_paid: number;
+  @ApiMoney({
+    example: 2499,
+    description:
+      'total − amount_paid, in minor units of `currency`; falls with each allocation, 0 once paid.',
+  })
+  amount_due: number;
+  @ApiProperty({ example: '2026-12-15', description: 'YYYY-MM-DD; past it, an unpaid invoice is overdue.' })
+  due_date: string;
   @ApiProperty({ example: false, description: 'Open or partially paid, and past its due date.' })
   overdue: boolean;
-  @ApiProperty({ nullable: true, type: String }) finalized_at: string | null;
-  @ApiProperty({ nullable: true, type: String }) paid_at: string | null;
-  @ApiProperty({ nullable: true, type: String }) voided_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When the invoice was opened (at creation, or by /finalize); null while a draft.',
+  })
+  finalized_at: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'When amount_due reached 0; null until paid.' })
+  paid_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When the invoice was voided; null unless void.',
+  })
+  voided_at: string | null;
   @ApiProperty({
     nullable: true,
     type: String,

@@ -28,7 +28,7 @@ export class InvoiceLineInputDto {
   @IsFreeText(500, { required: true })
   description: string;
 
-  @ApiInteger({ example: 1, minimum: 1, maximum: 1_000_000 })
+  @ApiInteger({ example: 1, minimum: 1, maximum: 1_000_000, description: 'How many units are billed.' })
   @IsInt()
   @Min(1)
   @Max(1_000_000)
@@ -45,11 +45,11 @@ export class InvoiceLineInputDto {
   description: 'A new invoice: its subscriber, currency, lines and due date; open unless `draft`.',
 })
 export class CreateInvoiceDto {
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber to bill.' })
   @IsTrimmedText(64)
   subscriber_id: string;
 
-  @ApiProperty({ example: 'USD' })
+  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of every amount on the invoice.' })
   @IsCurrency()
   currency: string;
 

@@ -19,19 +19,33 @@ export class CurrencyBalanceDto {
 
 @ApiSchema({ description: "A subscriber's balance, one figure per currency." })
 export class SubscriberBalanceDto {
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber.' })
+  subscriber_id: string;
   @ApiProperty({ type: [CurrencyBalanceDto] }) balances: CurrencyBalanceDto[];
 }
 
 @ApiSchema({ description: "One entry of a subscriber's ledger, with the balance after it." })
 export class LedgerEntryDto {
   @ApiProperty({ example: 'led_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ enum: Object.values(LedgerEntryType) }) type: string;
+  @ApiProperty({
+    enum: Object.values(LedgerEntryType),
+    description: 'What posted it: an invoice issued or voided, or a transaction of that kind.',
+  })
+  type: string;
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiMoney({ signed: true, example: 4999, description: 'Signed: positive raises what the subscriber owes.' })
   amount: number;
-  @ApiMoney({ signed: true, example: 4999 }) balance_after: number;
-  @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) source_id: string;
+  @ApiMoney({
+    signed: true,
+    example: 4999,
+    description: 'The running balance in this currency once this entry is posted (negative: credit).',
+  })
+  balance_after: number;
+  @ApiProperty({
+    example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The invoice (invoice, invoice_voided) or transaction (the other types) that posted it.',
+  })
+  source_id: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
 
   static from(entry: LedgerEntry): LedgerEntryDto {

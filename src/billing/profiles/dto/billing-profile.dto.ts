@@ -19,13 +19,25 @@ export class CreateBillingProfileDto {
   @IsCurrency()
   currency: string;
 
-  @ApiInteger({ example: 1, minimum: 1, maximum: 28 })
+  @ApiInteger({
+    example: 1,
+    minimum: 1,
+    maximum: 28,
+    description: 'Day of the month a bill run invoices its subscribers for the period starting that day.',
+  })
   @IsInt()
   @Min(1)
   @Max(28)
   billing_day: number;
 
-  @ApiInteger({ example: 14, minimum: 0, maximum: 365, default: 14, required: false })
+  @ApiInteger({
+    example: 14,
+    minimum: 0,
+    maximum: 365,
+    default: 14,
+    required: false,
+    description: "Days from an invoice's issue to its due date.",
+  })
   @Optional()
   @IsInt()
   @Min(0)
@@ -67,11 +79,23 @@ export class UpdateBillingProfileDto extends PartialType(CreateBillingProfileDto
 export class BillingProfileDto {
   @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'Residential monthly' }) name: string;
-  @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiInteger({ example: 1 }) billing_day: number;
-  @ApiInteger({ example: 14 }) payment_terms_days: number;
-  @ApiInteger({ example: 30, nullable: true }) auto_suspend_after_days: number | null;
-  @ApiProperty({ example: false }) is_default: boolean;
+  @ApiProperty({ example: 'USD', description: 'ISO 4217: the currency its subscribers are invoiced in.' })
+  currency: string;
+  @ApiInteger({ example: 1, description: 'Day of the month (1–28) its subscribers are billed.' })
+  billing_day: number;
+  @ApiInteger({ example: 14, description: "Days from an invoice's issue to its due date." })
+  payment_terms_days: number;
+  @ApiInteger({
+    example: 30,
+    nullable: true,
+    description: 'Suspend for non-payment this many days after the due date; null: never.',
+  })
+  auto_suspend_after_days: number | null;
+  @ApiProperty({
+    example: false,
+    description: "The tenant's default: subscribers without a billing profile are billed through it.",
+  })
+  is_default: boolean;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
 

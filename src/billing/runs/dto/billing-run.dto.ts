@@ -40,7 +40,7 @@ export class CreateBillingRunDto {
 }
 
 export class ListBillingRunsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: BILLING_RUN_STATUSES })
+  @ApiPropertyOptional({ enum: BILLING_RUN_STATUSES, description: 'Only runs in this state.' })
   @Optional()
   @IsIn(BILLING_RUN_STATUSES, { message: `status must be one of ${BILLING_RUN_STATUSES.join(', ')}` })
   status?: BillingRunStatus;
@@ -49,12 +49,17 @@ export class ListBillingRunsQueryDto extends PageQueryDto {
 @ApiSchema({ description: "A bill run's total in one currency." })
 export class RunAmountDto {
   @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiInteger({ example: 1249500, description: 'Minor units.' }) amount: number;
+  @ApiInteger({
+    example: 1249500,
+    description: "Sum of the run's invoice totals, in minor units of `currency`.",
+  })
+  amount: number;
 }
 
 @ApiSchema({ description: 'A subscriber a bill run could not bill, and why.' })
 export class RunErrorDto {
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber not billed.' })
+  subscriber_id: string;
   @ApiProperty({
     example: 'plan plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB is priced in EUR; the subscriber is billed in USD',
   })
@@ -67,11 +72,28 @@ export class RunErrorDto {
 })
 export class BillingRunDto {
   @ApiProperty({ example: 'brun_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: '2026-12-01' }) as_of: string;
-  @ApiProperty({ example: false }) dry_run: boolean;
-  @ApiProperty({ enum: Object.values(BillingRunTrigger), example: BillingRunTrigger.Api })
+  @ApiProperty({
+    example: '2026-12-01',
+    description: 'The day billed (YYYY-MM-DD): subscribers with this billing day, for the period it starts.',
+  })
+  as_of: string;
+  @ApiProperty({
+    example: false,
+    description: 'true: figures computed, nothing written (no invoice or event).',
+  })
+  dry_run: boolean;
+  @ApiProperty({
+    enum: Object.values(BillingRunTrigger),
+    example: BillingRunTrigger.Api,
+    description: 'api: started by POST /billing-runs; schedule: by the daily scheduler.',
+  })
   trigger: BillingRunTrigger;
-  @ApiProperty({ enum: BILLING_RUN_STATUSES, example: BillingRunStatus.Completed }) status: BillingRunStatus;
+  @ApiProperty({
+    enum: BILLING_RUN_STATUSES,
+    example: BillingRunStatus.Completed,
+    description: 'running until every due subscriber is handled, then completed (see `errors`) or failed.',
+  })
+  status: BillingRunStatus;
   @ApiInteger({
     example: 250,
     description:
@@ -80,7 +102,8 @@ export class BillingRunDto {
   subscribers_due: number;
   @ApiInteger({ example: 248, description: 'Subscribers this run billed (an invoice or a credit).' })
   subscribers_billed: number;
-  @ApiInteger({ example: 247 }) invoices_created: number;
+  @ApiInteger({ example: 247, description: 'Invoices this run issued (computed only, on a dry run).' })
+  invoices_created: number;
   @ApiInteger({ example: 1, description: 'Credits issued where the lines netted below zero.' })
   credits_created: number;
   @ApiProperty({ type: [RunAmountDto], description: "The invoices' totals by currency." })
@@ -89,8 +112,13 @@ export class BillingRunDto {
   errors: RunErrorDto[];
   @ApiProperty({ example: '2026-12-01T02:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-12-01T02:00:41.000Z' }) updated_at: string;
-  @ApiProperty({ example: '2026-12-01T02:00:41.000Z', type: String, nullable: true }) completed_at:
-    string | null;
+  @ApiProperty({
+    example: '2026-12-01T02:00:41.000Z',
+    type: String,
+    nullable: true,
+    description: 'When the run ended (completed or failed); null while running.',
+  })
+  completed_at: string | null;
 
   static from(run: BillingRun): BillingRunDto {
     return {

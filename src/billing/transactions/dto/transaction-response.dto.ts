@@ -9,21 +9,58 @@ import { ApiMetadata, ApiMoney } from '../../../common/swagger/api-types';
 })
 export class TransactionDto {
   @ApiProperty({ example: 'txn_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) subscriber_id: string;
-  @ApiProperty({ enum: TRANSACTION_KINDS }) kind: string;
-  @ApiProperty({ enum: TRANSACTION_SOURCES }) source: string;
-  @ApiMoney({ example: 4999 }) amount: number;
-  @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiProperty({ nullable: true, type: String }) external_id: string | null;
-  @ApiProperty({ nullable: true, type: String }) reference: string | null;
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber it is for.' })
+  subscriber_id: string;
+  @ApiProperty({
+    enum: TRANSACTION_KINDS,
+    description: 'payment and credit lower the balance (and can be allocated); debit and refund raise it.',
+  })
+  kind: string;
+  @ApiProperty({
+    enum: TRANSACTION_SOURCES,
+    description: 'external: recorded from a payment system or bank; adjustment: an operator correction.',
+  })
+  source: string;
+  @ApiMoney({
+    example: 4999,
+    description: 'Positive, in minor units of `currency`; `kind` gives its direction.',
+  })
+  amount: number;
+  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of every amount of this transaction.' })
+  currency: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      "The payment system's id (unique per tenant, so a retry cannot record it twice); null: none.",
+  })
+  external_id: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Free-form reference as sent (a bank reference).',
+  })
+  reference: string | null;
   @ApiProperty({ nullable: true, type: String }) description: string | null;
-  @ApiProperty({ nullable: true, type: String }) method: string | null;
-  @ApiProperty({ example: '2026-11-20T15:04:05.000Z' }) occurred_at: string;
-  @ApiProperty({ nullable: true, type: String }) refund_of: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'How the money moved (card, cash, …), as sent.' })
+  method: string | null;
+  @ApiProperty({
+    example: '2026-11-20T15:04:05.000Z',
+    description: 'When the money moved, as sent (default: when it was recorded).',
+  })
+  occurred_at: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'On a refund: the payment it refunds; else null.',
+  })
+  refund_of: string | null;
   @ApiMetadata({ example: { gateway: 'stripe' } }) metadata: Metadata;
-  @ApiMoney({ example: 2500 }) allocated_amount: number;
+  @ApiMoney({ example: 2500, description: 'Sum of its allocations to invoices and the balance.' })
+  allocated_amount: number;
   @ApiMoney({ example: 2499, description: 'amount − allocated − refunded.' }) unallocated_amount: number;
-  @ApiMoney({ example: 0 }) refunded_amount: number;
+  @ApiMoney({ example: 0, description: 'On a payment: the sum of the refunds naming it; else 0.' })
+  refunded_amount: number;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ type: [AllocationDto], required: false, description: 'On GET one and on allocate.' })
   allocations?: AllocationDto[];

@@ -31,11 +31,15 @@ import { Optional } from '../../../common/validation/optional';
 
 @ApiSchema({ description: 'A payment, credit, debit or refund to record.' })
 export class CreateTransactionDto {
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber it is for.' })
   @IsTrimmedText(64)
   subscriber_id: string;
 
-  @ApiProperty({ enum: TRANSACTION_KINDS, example: TransactionKind.Payment })
+  @ApiProperty({
+    enum: TRANSACTION_KINDS,
+    example: TransactionKind.Payment,
+    description: 'payment and credit lower the balance (and can be allocated); debit and refund raise it.',
+  })
   @IsIn(TRANSACTION_KINDS, { message: `kind must be one of ${TRANSACTION_KINDS.join(', ')}` })
   kind: TransactionKind;
 
@@ -53,7 +57,7 @@ export class CreateTransactionDto {
   @Max(MAX_AMOUNT)
   amount: number;
 
-  @ApiProperty({ example: 'USD' })
+  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of `amount`.' })
   @IsCurrency()
   currency: string;
 
@@ -104,11 +108,18 @@ export class CreateTransactionDto {
 
 @ApiSchema({ description: 'One line of an explicit allocation: an invoice and the amount to apply to it.' })
 export class AllocationItemDto {
-  @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({
+    example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'An open or partially paid invoice.',
+  })
   @IsTrimmedText(64)
   invoice_id: string;
 
-  @ApiMoney({ example: 2500, minimum: 1 })
+  @ApiMoney({
+    example: 2500,
+    minimum: 1,
+    description: "In minor units; at most the invoice's amount_due.",
+  })
   @IsInt()
   @Min(1)
   @Max(MAX_AMOUNT)

@@ -52,7 +52,7 @@ export class TokenResponseDto {
   @ApiProperty({ example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
 
-  @ApiProperty({ example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
+  @ApiProperty({ example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The tenant it acts for.' })
   tenant_id: string;
 
   @ApiProperty({ example: 'billing sync' })
@@ -61,19 +61,27 @@ export class TokenResponseDto {
   @ApiProperty({ example: 'isk_AbCd', description: 'The first characters of the token, for recognising it.' })
   prefix: string;
 
-  @ApiProperty({ example: 'x9Yz' })
+  @ApiProperty({ example: 'x9Yz', description: 'The last four characters of the token, for recognising it.' })
   last4: string;
 
-  @ApiProperty({ enum: SCOPES, isArray: true })
+  @ApiProperty({
+    enum: SCOPES,
+    isArray: true,
+    description: 'What it may do (README, "Tokens, scopes and tenants").',
+  })
   scopes: string[];
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({ nullable: true, type: String, description: 'When it stops working; null: never.' })
   expires_at: string | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({ nullable: true, type: String, description: 'When it was revoked; null while not revoked.' })
   revoked_at: string | null;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When it last authenticated a request (refreshed at most once a minute); null: never used.',
+  })
   last_used_at: string | null;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
