@@ -225,7 +225,12 @@ export function completeStringFormats(document: OpenAPIObject): OpenAPIObject {
       for (const parameter of operation?.parameters ?? []) {
         if (parameter.schema && typeof parameter.name === 'string') {
           const name = parameter.in === 'path' && parameter.name !== 'rule' ? 'id' : parameter.name;
-          complete(parameter.schema as Schema, name, fromRequests);
+          // A filter checks only what its own query DTO says (`?email=` matches text; it is not an address check).
+          complete(parameter.schema as Schema, name, new Map());
+          const schema = parameter.schema as Schema;
+          if (parameter.in === 'query' && isString(schema) && schema.minLength === undefined) {
+            schema.minLength = 1; // the validation pipe refuses a parameter sent empty
+          }
         }
       }
       for (const response of Object.values(

@@ -68,7 +68,30 @@ export interface Operation {
 
 export const OPENAPI_PATH = join(__dirname, '..', '..', '..', 'openapi.json');
 
-const document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as Document;
+const document = withSchemaExamples(JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as Document);
+
+/**
+ * OpenAPI 3.1 writes a schema's example as `examples: [value]` (JSON Schema 2020-12); the suites read `example`, so each
+ * schema of this in-memory copy gets its first one as `example` too.
+ */
+function withSchemaExamples<T>(value: T): T {
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      node.forEach(walk);
+      return;
+    }
+    if (!node || typeof node !== 'object') {
+      return;
+    }
+    const schema = node as { example?: unknown; examples?: unknown };
+    if (schema.example === undefined && Array.isArray(schema.examples) && schema.examples.length > 0) {
+      schema.example = schema.examples[0];
+    }
+    Object.values(node).forEach(walk);
+  };
+  walk(value);
+  return value;
+}
 
 /** A schema with its `$ref` (and a single-entry allOf, as Nest's swagger writes nested DTOs) followed. */
 export function resolve(schema: Schema | undefined): Schema {
@@ -79,6 +102,9 @@ export function resolve(schema: Schema | undefined): Schema {
       current = document.components.schemas[name] ?? {};
     } else if (current.allOf?.length === 1) {
       current = current.allOf[0];
+    } else if (current.anyOf?.length === 2 && current.anyOf.some((alternative) => alternative.type === 'null')) {
+      // A nullable reference (3.1): the schema of its value when it is not null.
+      current = current.anyOf.find((alternative) => alternative.type !== 'null')!;
     } else {
       return current;
     }

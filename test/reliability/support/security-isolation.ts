@@ -194,6 +194,10 @@ export function idFields(): IdField[] {
         walk(op, property, [...path, name], depth + 1);
       }
     }
+    // Each form of a union (allocate's three) declares its own properties.
+    for (const alternative of [...(resolved.oneOf ?? []), ...(resolved.anyOf ?? [])]) {
+      walk(op, alternative, path, depth + 1);
+    }
   };
   for (const op of operations()) {
     if (op.bodySchema) {
