@@ -102,7 +102,10 @@ export function resolve(schema: Schema | undefined): Schema {
       current = document.components.schemas[name] ?? {};
     } else if (current.allOf?.length === 1) {
       current = current.allOf[0];
-    } else if (current.anyOf?.length === 2 && current.anyOf.some((alternative) => alternative.type === 'null')) {
+    } else if (
+      current.anyOf?.length === 2 &&
+      current.anyOf.some((alternative) => alternative.type === 'null')
+    ) {
       // A nullable reference (3.1): the schema of its value when it is not null.
       current = current.anyOf.find((alternative) => alternative.type !== 'null')!;
     } else {
