@@ -10,7 +10,7 @@ import { listAllAt, queryAt, radiusRowsAt } from '../support/remote';
 import { uniqueSlug } from '../support/test-app';
 import { eventually } from '../support/webhook-receiver';
 import { createTenant, ensure, post, repeats, tally, type Tenant } from './support/instances-client';
-import { type Instance, startInstance } from './support/instances-process';
+import { type Instance, startInstance, startInstances } from './support/instances-process';
 import { logDir, recordSecrets } from './support/log-capture';
 
 /**
@@ -88,19 +88,10 @@ describe('Deadlocks on Postgres: parallel service changes and actions on two ins
     } else {
       throw new Error('DATABASE_URL is not set: the global setup provides it');
     }
-    const boots = await Promise.allSettled([
-      startInstance('deadlocks-a', db, WORKERS_ENV),
-      startInstance('deadlocks-b', db, WORKERS_ENV),
-    ]);
-    for (const boot of boots) {
-      if (boot.status === 'fulfilled') {
-        started.push(boot.value);
-      }
-    }
-    const failed = boots.find((boot) => boot.status === 'rejected');
-    if (failed) {
-      throw failed.reason;
-    }
+    await startInstances(
+      [startInstance('deadlocks-a', db, WORKERS_ENV), startInstance('deadlocks-b', db, WORKERS_ENV)],
+      started,
+    );
     [a, b] = started;
   }, 120_000);
 

@@ -16,7 +16,7 @@ import {
 } from './support/instances-client';
 import { listAllAt, queryAt } from '../support/remote';
 import { recordSecrets } from './support/log-capture';
-import { type Instance, startInstance } from './support/instances-process';
+import { type Instance, startInstance, startInstances } from './support/instances-process';
 
 /**
  * Issue 18 item 5, several instances: two server processes (src/main.ts as child processes) on one Postgres and one
@@ -234,21 +234,15 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     // Boot one after the other would double the wait; the app migrates under an advisory lock, so all four may race.
     const limitEnv = { ...WORKERS_ENV, RATE_LIMIT_MAX: String(QUOTA), RATE_LIMIT_WINDOW_S: '60' };
     const booting = Date.now();
-    const boots = await Promise.allSettled([
-      startInstance('instances-a', db, WORKERS_ENV),
-      startInstance('instances-b', db, WORKERS_ENV),
-      startInstance('instances-limited-1', db, limitEnv),
-      startInstance('instances-limited-2', db, limitEnv),
-    ]);
-    for (const boot of boots) {
-      if (boot.status === 'fulfilled') {
-        started.push(boot.value);
-      }
-    }
-    const failed = boots.find((boot) => boot.status === 'rejected');
-    if (failed) {
-      throw failed.reason;
-    }
+    await startInstances(
+      [
+        startInstance('instances-a', db, WORKERS_ENV),
+        startInstance('instances-b', db, WORKERS_ENV),
+        startInstance('instances-limited-1', db, limitEnv),
+        startInstance('instances-limited-2', db, limitEnv),
+      ],
+      started,
+    );
     [a, b, ...limited] = started;
     figures.boot = `4 processes in ${((Date.now() - booting) / 1000).toFixed(1)} s`;
   }, 120_000);

@@ -132,3 +132,21 @@ export function startInstance(
     });
   });
 }
+
+/**
+ * Boots every instance at once; those that came up are pushed onto `started` (so afterAll stops them) before the
+ * first failure, if any, is thrown.
+ */
+export async function startInstances(boots: Promise<Instance>[], started: Instance[]): Promise<Instance[]> {
+  const settled = await Promise.allSettled(boots);
+  for (const boot of settled) {
+    if (boot.status === 'fulfilled') {
+      started.push(boot.value);
+    }
+  }
+  const failed = settled.find((boot) => boot.status === 'rejected');
+  if (failed) {
+    throw failed.reason;
+  }
+  return started;
+}
