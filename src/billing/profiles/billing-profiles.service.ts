@@ -4,7 +4,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { assertIfMatch } from '../../common/http/etag';
-import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
@@ -16,8 +15,6 @@ import {
   CreateBillingProfileDto,
   UpdateBillingProfileDto,
 } from './dto/billing-profile.dto';
-
-const NOT_NULLABLE = ['name', 'currency', 'billing_day', 'payment_terms_days', 'is_default'] as const;
 
 @Injectable()
 export class BillingProfilesService {
@@ -60,11 +57,6 @@ export class BillingProfilesService {
 
   update(auth: AuthContext, id: string, dto: UpdateBillingProfileDto): Promise<BillingProfile> {
     const { tenantId } = auth;
-    for (const field of NOT_NULLABLE) {
-      if (dto[field] === null) {
-        throw new ApiError('validation_failed', `${field} cannot be null.`, field);
-      }
-    }
     return this.tx.run(auth, async (tx) => {
       const profile = await this.profiles.lockForUpdate(tx.manager, tenantId, id);
       await assertIfMatch(() => BillingProfileDto.from(profile));
