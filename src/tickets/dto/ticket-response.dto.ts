@@ -174,13 +174,14 @@ export class StatusChangeDto {
   @ApiProperty({ enum: TICKET_STATUSES, nullable: true, description: 'null for the creation.' })
   from: TicketStatus | null;
 
-  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.Open, description: 'The state it moved to.' })
+  // The example is a history's first entry, the creation: from null to new, no reason.
+  @ApiProperty({ enum: TICKET_STATUSES, example: TicketStatus.New, description: 'The state it moved to.' })
   to: TicketStatus;
 
   @ApiProperty({
     nullable: true,
     type: String,
-    example: 'customer_replied',
+    example: null,
     description: 'As sent with the move, or what triggered it (customer_replied, agent_replied); null: none.',
   })
   reason: string | null;
@@ -189,7 +190,7 @@ export class StatusChangeDto {
   @ApiProperty({ type: ActorDto })
   actor: Actor;
 
-  @ApiProperty({ example: '2026-11-21T10:05:00.000Z', description: 'When the move happened.' })
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z', description: 'When the move happened.' })
   at: string;
 
   static from(change: TicketStatusChange): StatusChangeDto {
