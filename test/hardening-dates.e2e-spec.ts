@@ -28,7 +28,7 @@ import {
 } from './support/provisioning-factory';
 import { subscriberBody } from './support/subscriber-factory';
 import { createTicket } from './support/ticket-factory';
-import { createWebhook } from './support/webhook-receiver';
+import { createWebhook, deleteAllWebhooks } from './support/webhook-receiver';
 import { BOOTSTRAP_TOKEN, type TestApp, uniqueSlug } from './support/test-app';
 
 /** Outside years 1900–9999 (or past them once in UTC), in every spelling a client might send. */
@@ -209,6 +209,10 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
     };
   });
   afterAll(async () => {
+    // Its webhook (events: *) would keep a later suite's delivery worker busy with callbacks nobody answers.
+    if (token) {
+      await deleteAllWebhooks(t.http, token);
+    }
     await run?.close();
   });
 
