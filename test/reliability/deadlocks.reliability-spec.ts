@@ -5,12 +5,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import request, { type Response } from 'supertest';
 import { expectError, expectSuccess } from '../support/envelope';
 import { bearer } from '../support/factories';
-import { startThrowawayCluster, type ThrowawayCluster } from '../support/provisioning-process';
+import { type ThrowawayCluster } from '../support/provisioning-process';
 import { listAllAt, queryAt, radiusRowsAt } from '../support/remote';
 import { uniqueSlug } from '../support/test-app';
 import { eventually } from '../support/webhook-receiver';
 import { createTenant, ensure, post, repeats, tally, type Tenant } from './support/instances-client';
-import { type Instance, startInstance, startInstances } from './support/instances-process';
+import {
+  type Instance,
+  databaseForInstances,
+  startInstance,
+  startInstances,
+} from './support/instances-process';
 import { logDir, recordSecrets } from './support/log-capture';
 
 /**
@@ -80,14 +85,7 @@ describe('Deadlocks on Postgres: parallel service changes and actions on two ins
   const started: Instance[] = [];
 
   beforeAll(async () => {
-    if (process.env.TEST_EMBEDDED_DATABASE === 'true') {
-      cluster = await startThrowawayCluster(randomInt(25_500, 25_600));
-      db = cluster.url;
-    } else if (process.env.DATABASE_URL) {
-      db = process.env.DATABASE_URL;
-    } else {
-      throw new Error('DATABASE_URL is not set: the global setup provides it');
-    }
+    ({ url: db, cluster } = await databaseForInstances(25_500, 25_600));
     await startInstances(
       [startInstance('deadlocks-a', db, WORKERS_ENV), startInstance('deadlocks-b', db, WORKERS_ENV)],
       started,

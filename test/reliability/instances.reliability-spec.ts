@@ -1,8 +1,8 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import request, { type Response } from 'supertest';
 import { expectError, expectReplayOf, expectSuccess } from '../support/envelope';
 import { bearer } from '../support/factories';
-import { startThrowawayCluster, type ThrowawayCluster } from '../support/provisioning-process';
+import { type ThrowawayCluster } from '../support/provisioning-process';
 import { uniqueSlug } from '../support/test-app';
 import { createWebhook, eventually, verifies, WebhookReceiver } from '../support/webhook-receiver';
 import {
@@ -16,7 +16,12 @@ import {
 } from './support/instances-client';
 import { listAllAt, queryAt } from '../support/remote';
 import { recordSecrets } from './support/log-capture';
-import { type Instance, startInstance, startInstances } from './support/instances-process';
+import {
+  type Instance,
+  databaseForInstances,
+  startInstance,
+  startInstances,
+} from './support/instances-process';
 
 /**
  * Issue 18 item 5, several instances: two server processes (src/main.ts as child processes) on one Postgres and one
@@ -223,14 +228,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
   };
 
   beforeAll(async () => {
-    if (process.env.TEST_EMBEDDED_DATABASE === 'true') {
-      cluster = await startThrowawayCluster(randomInt(25_400, 25_500));
-      db = cluster.url;
-    } else if (process.env.DATABASE_URL) {
-      db = process.env.DATABASE_URL;
-    } else {
-      throw new Error('DATABASE_URL is not set: the global setup provides it');
-    }
+    ({ url: db, cluster } = await databaseForInstances(25_400, 25_500));
     // Boot one after the other would double the wait; the app migrates under an advisory lock, so all four may race.
     const limitEnv = { ...WORKERS_ENV, RATE_LIMIT_MAX: String(QUOTA), RATE_LIMIT_WINDOW_S: '60' };
     const booting = Date.now();

@@ -19,13 +19,6 @@ export function parseEntityTags(header: string): string[] | '*' {
   return header.match(/(?:W\/)?"[^"]*"/g) ?? [];
 }
 
-/** If-None-Match's weak comparison: W/"x" and "x" match (RFC 9110 8.8.3.2). */
-export function noneMatchHits(header: string, tag: string): boolean {
-  const tags = parseEntityTags(header);
-  const opaque = (t: string) => t.replace(/^W\//, '');
-  return tags === '*' || tags.some((t) => opaque(t) === opaque(tag));
-}
-
 /**
  * Called by a write with its record locked (in the transaction that writes it), with the record's representation as
  * GET returns it (computed only when If-Match was sent): a request whose If-Match names no current tag is 412

@@ -14,8 +14,10 @@
  * which batch and which delivery. Nothing of src/ changes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import request from 'supertest';
+import { startThrowawayCluster, type ThrowawayCluster } from '../../support/provisioning-process';
 import { BOOTSTRAP_TOKEN } from '../../support/test-app';
 import { pipeChildLogs } from './log-capture';
 
@@ -149,4 +151,22 @@ export async function startInstances(boots: Promise<Instance>[], started: Instan
     throw failed.reason;
   }
   return started;
+}
+
+/**
+ * The Postgres several instances share: the suite's DATABASE_URL, or, on the embedded database (one process at a time),
+ * a throw-away cluster on a port drawn from [low, high) that the caller stops.
+ */
+export async function databaseForInstances(
+  low: number,
+  high: number,
+): Promise<{ url: string; cluster?: ThrowawayCluster }> {
+  if (process.env.TEST_EMBEDDED_DATABASE === 'true') {
+    const cluster = await startThrowawayCluster(randomInt(low, high));
+    return { url: cluster.url, cluster };
+  }
+  if (!process.env.DATABASE_URL) {
+    throw new Error('DATABASE_URL is not set: the global setup provides it');
+  }
+  return { url: process.env.DATABASE_URL };
 }
