@@ -7,8 +7,12 @@
 # fine) and SQL text (a string starting with SELECT, INSERT INTO, UPDATE … SET, DELETE FROM or WITH … AS). Calls on
 # other objects (this.events.queued, a Map's .delete) and comment lines are not matched. Injecting the DataSource is
 # allowed: a service passes `this.dataSource.manager` to a repository for reads outside a transaction.
+# Then scripts/check-data-access.js: one owner per table (the "Owns (tables)" column of docs/architecture.md), failing
+# on a write to a table from outside its owner's folder. Both run, and it fails when either fails.
+# Usage: scripts/check-data-access.sh [root] (the repository by default; the tests point it at fixture trees).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+here=$(cd "$(dirname "$0")" && pwd)
+cd "${1:-$here/..}"
 
 METHODS='find|findOne|findOneBy|findOneOrFail|findOneByOrFail|findBy|findAndCount|findAndCountBy|save|insert|update|delete|create|count|countBy|exists|existsBy|upsert|increment|decrement|remove|softDelete|restore|preload|merge|sum|average|minimum|maximum|transaction|getRepository|createQueryBuilder|query'
 PATTERNS=(
@@ -27,12 +31,16 @@ hits=$(find src -name '*.ts' \
   ! -name '*.repository.ts' ! -name '*.spec.ts' ! -path 'src/database/*' -print0 |
   sort -z | xargs -0 grep -nHE "${args[@]}" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(//|/?\*)' || true)
 
+status=0
 if [ -n "$hits" ]; then
   printf '%s\n' "$hits"
   count=$(printf '%s\n' "$hits" | wc -l)
   files=$(printf '%s\n' "$hits" | cut -d: -f1 | sort -u | wc -l)
   echo "check-data-access: ${count} SQL/TypeORM call(s) in ${files} file(s) outside repositories and src/database:" \
     "move them into the aggregate's *.repository.ts (docs/architecture.md)." >&2
-  exit 1
+  status=1
+else
+  echo 'check-data-access: no SQL or TypeORM call outside repositories and src/database.'
 fi
-echo 'check-data-access: no SQL or TypeORM call outside repositories and src/database.'
+node "$here/check-data-access.js" --root "$PWD" || status=1
+exit "$status"

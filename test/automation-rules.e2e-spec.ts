@@ -88,7 +88,7 @@ describe('Automation: rules', () => {
   }
 
   describe('GET /api/v1/automation/rules', () => {
-    it('should list the five rules, each with its fields, all enabled for a new tenant', async () => {
+    it('should list the rules, each with its fields, all enabled for a new tenant', async () => {
       const isp = await freshTenant();
       const res = await getRules(t, isp.token);
       expectSuccess(res);

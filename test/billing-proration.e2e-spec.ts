@@ -25,6 +25,7 @@ import {
   halfUp,
   ledgerOf,
 } from './support/billing-run-factory';
+import { baseLines } from './support/billing-run-factory';
 
 /**
  * Issue #16: proration by whole days on the next run. Every case lives in March and April of a year of its own
@@ -465,7 +466,7 @@ describe('Bill runs: proration', () => {
         expect(invoices).toHaveLength(invoicesBefore + 1);
         expect(credits).toHaveLength(creditsBefore);
         const invoice = invoices[invoices.length - 1];
-        expect({ on, lines: invoice.lines }).toEqual({ on, lines: outcome.invoice });
+        expect({ on, lines: baseLines(invoice.lines) }).toEqual({ on, lines: outcome.invoice });
         expect(invoice).toMatchObject({
           currency: 'EUR',
           status: total === 0 ? 'paid' : 'open',
@@ -532,8 +533,9 @@ describe('Bill runs: proration', () => {
     const expected = [
       creditLine(a.name, 3100, day('03-11'), day('03-31'), N_MARCH),
       chargeLine(b.name, 6200, day('03-11'), day('03-31'), N_MARCH),
-      creditLine(b.name, 6200, day('03-21'), day('03-31'), N_MARCH),
       chargeLine(cheap.name, 1000, day('03-11'), day('03-31'), N_MARCH),
+      // The terminated service was settled when it ended (a pending charge): after the runs' own adjustments.
+      creditLine(b.name, 6200, day('03-21'), day('03-31'), N_MARCH),
       periodLine(b.name, 6200, day('04-01')),
       periodLine(cheap.name, 1000, day('04-01')),
     ];
@@ -548,9 +550,9 @@ describe('Bill runs: proration', () => {
     });
     const invoices = await invoicesOf(t, token, c.subscriberId);
     expect(invoices).toHaveLength(2);
-    expect(invoices[1].lines).toEqual(expected);
-    expect(invoices[1].lines.map((line) => line.amount)).toEqual([-2100, 4200, -2200, 677, 6200, 1000]);
-    expect(invoices[1].lines[2].description).toBe(
+    expect(baseLines(invoices[1].lines)).toEqual(expected);
+    expect(invoices[1].lines.map((line) => line.amount)).toEqual([-2100, 4200, 677, -2200, 6200, 1000]);
+    expect(invoices[1].lines[3].description).toBe(
       `Credit: ${b.name}, unused ${y}-03-21 to ${y}-03-31 (11 of 31 days)`,
     );
     expect(invoices[1].total).toBe(7777);

@@ -488,6 +488,8 @@ describe('Bill runs: invariants under random sequences of days, runs, payments a
             source: 'external',
             amount: command.amount,
             currency: 'EUR',
+            // Allocated by hand below (auto-apply, the default, is the auto-apply suite's).
+            auto_apply: false,
           });
           ensure(payment, 201, 'record a payment');
           const open = await openInvoicesOf(subscriber.id);

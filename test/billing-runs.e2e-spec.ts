@@ -46,6 +46,7 @@ import {
   startRunApp,
   waitForRun,
 } from './support/billing-run-factory';
+import { baseLines } from './support/billing-run-factory';
 
 /** Issue #16: bill runs (POST/GET /api/v1/billing-runs), the default billing profile, currency_mismatch, the scheduler. */
 
@@ -127,7 +128,7 @@ describe('Bill runs (scheduler off)', () => {
         paid_at: null,
       });
       expect(invoice.due_date).toBe(addDays(asOf, 10));
-      expect(invoice.lines).toEqual([periodLine(fiber.name, 2500, asOf), periodLine(tv.name, 1200, asOf)]);
+      expect(baseLines(invoice.lines)).toEqual([periodLine(fiber.name, 2500, asOf), periodLine(tv.name, 1200, asOf)]);
       // The period's last day is shown inclusive: 15 May to 14 June.
       expect(invoice.lines.map((line) => line.description)).toEqual([
         `${fiber.name}, ${y}-05-15 to ${y}-06-14`,
@@ -166,11 +167,11 @@ describe('Bill runs (scheduler off)', () => {
         due_date: addDays(day16Run, 14),
         status: 'open',
       });
-      expect(laterInvoices[0].lines).toEqual([
+      expect(baseLines(laterInvoices[0].lines)).toEqual([
         chargeLine(fiber.name, 2500, asOf, asOf, daysBetween(`${y}-04-16`, day16Run)),
         periodLine(fiber.name, 2500, day16Run),
       ]);
-      expect(laterInvoices[0].lines[0]).toEqual({
+      expect(baseLines([laterInvoices[0].lines[0]])[0]).toEqual({
         description: `${fiber.name}, ${y}-05-15 to ${y}-05-15 (1 of 30 days)`,
         quantity: 1,
         unit_amount: 83,
@@ -193,7 +194,7 @@ describe('Bill runs (scheduler off)', () => {
       const run = await waitForRun(t, c.tenant.token, started.id);
       expect(run).toMatchObject({ as_of: asOf, subscribers_billed: 1, invoices_created: 1 });
       const [invoice] = await invoicesOf(t, c.tenant.token, c.subscriberId);
-      expect(invoice.lines).toEqual([periodLine(plan.name, 999, asOf)]);
+      expect(baseLines(invoice.lines)).toEqual([periodLine(plan.name, 999, asOf)]);
       expect(invoice.lines[0].description).toBe(`${plan.name}, ${y}-02-07 to ${y}-03-06`);
     });
 
@@ -220,7 +221,7 @@ describe('Bill runs (scheduler off)', () => {
         amount_due: 0,
         paid_at: expect.any(String),
       });
-      expect(invoices[0].lines).toEqual([periodLine(free.name, 0, asOf)]);
+      expect(baseLines(invoices[0].lines)).toEqual([periodLine(free.name, 0, asOf)]);
       expect(await eventTypesOfSubject(t, c.tenant.token, invoices[0].id)).toEqual([
         'invoice.created',
         'invoice.finalized',
@@ -263,7 +264,9 @@ describe('Bill runs (scheduler off)', () => {
       expect(dollarInvoice).toMatchObject({ currency: 'USD', total: 3400 });
     });
 
-    it('should not bill a subscriber whose services were terminated before the previous period', async () => {
+    it('should bill a service ended before the previous period once: the day it was used, settled at its termination', async () => {
+      // Issue #28: every service-day is billed once. The day it was active (01-05) is charged at its termination (a
+      // pending charge, 2000 × 1 / 31 = 64.5 → 65), carried by the subscriber's next run; nothing else is due.
       const { t, clock } = app;
       const y = nextYear();
       const c = await createCustomer(t, { billing_day: 5 });
@@ -276,15 +279,24 @@ describe('Bill runs (scheduler off)', () => {
       const run = await runToCompletion(t, c.tenant.token, { as_of: `${y}-03-05` });
       expect(run).toMatchObject({
         status: 'completed',
-        subscribers_billed: 0,
-        invoices_created: 0,
+        subscribers_billed: 1,
+        invoices_created: 1,
         credits_created: 0,
-        amount_total: [],
+        amount_total: [{ currency: 'EUR', amount: 65 }],
         errors: [],
       });
-      expect(await invoicesOf(t, c.tenant.token, c.subscriberId)).toEqual([]);
-      // Contract: only a subscriber with something to bill is due.
-      expect(run.subscribers_due).toBe(0);
+      const [invoice] = await invoicesOf(t, c.tenant.token, c.subscriberId);
+      expect(baseLines(invoice.lines)).toEqual([
+        {
+          description: `${plan.name}, ${y}-01-05 to ${y}-01-05 (1 of 31 days)`,
+          quantity: 1,
+          unit_amount: 65,
+          amount: 65,
+        },
+      ]);
+      expect(invoice.lines[0]).toMatchObject({ service_id: service.id, period_start: `${y}-01-05` });
+      const again = await runToCompletion(t, c.tenant.token, { as_of: `${y}-03-05` });
+      expect(again).toMatchObject({ subscribers_billed: 0, invoices_created: 0 });
     });
 
     it('should walk past many subscribers billed on another day to bill the due ones after them (batches of 2)', async () => {
@@ -378,7 +390,7 @@ describe('Bill runs (scheduler off)', () => {
         status: 'open',
         due_date: `${y}-06-10`,
       });
-      expect(invoices[0].lines).toEqual([periodLine(plan.name, 4100, asOf)]);
+      expect(baseLines(invoices[0].lines)).toEqual([periodLine(plan.name, 4100, asOf)]);
 
       // Another profile made the default (billing day 4, terms 3): the subscriber now bills through it.
       const next = await createProfile(t, token, {
@@ -401,7 +413,7 @@ describe('Bill runs (scheduler off)', () => {
       // Its previous period [06-04, 07-04) had 30 days, all on the plan; 06-04..07-03 was billed in advance from
       // 06-03 (period [06-03, 07-03)), and the day 07-03 never: whatever the proration, the new period is in advance.
       expect(after[1]).toMatchObject({ currency: 'EUR', due_date: `${y}-07-07` });
-      expect(after[1].lines[after[1].lines.length - 1]).toEqual(periodLine(plan.name, 4100, onDay4));
+      expect(baseLines(after[1].lines)[after[1].lines.length - 1]).toEqual(periodLine(plan.name, 4100, onDay4));
       expect(next.is_default).toBe(true);
     });
 
@@ -603,7 +615,7 @@ describe('Bill runs (scheduler off)', () => {
       for (const id of subscribers) {
         const invoices = await invoicesOf(t, token, id);
         expect({ id, count: invoices.length }).toEqual({ id, count: 1 });
-        expect(invoices[0].lines).toEqual([periodLine(plan.name, 1990, asOf)]);
+        expect(baseLines(invoices[0].lines)).toEqual([periodLine(plan.name, 1990, asOf)]);
       }
       expect(await eventsOfTypes(t, token, ['invoice.created'])).toHaveLength(7);
       // Numbered like POST /invoices: the tenant's sequence, no gap, no repeat.
@@ -923,7 +935,7 @@ describe('The bill scheduler (BILLING_SCHEDULER_ENABLED=true)', () => {
     });
     const invoices = await invoicesOf(t, token, subscriber.id);
     expect(invoices).toHaveLength(1);
-    expect(invoices[0].lines).toEqual([periodLine(plan.name, 2750, day)]);
+    expect(baseLines(invoices[0].lines)).toEqual([periodLine(plan.name, 2750, day)]);
 
     // More ticks, later the same day: still one run.
     await sleep(500);

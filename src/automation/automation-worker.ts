@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { PollingLoop } from '../common/polling-loop';
 import { DataSource } from 'typeorm';
-import { InvoiceDto } from '../billing';
+import { ALLOCATABLE_KINDS, CollectionsService, InvoiceDto, type TransactionKind } from '../billing';
 import { Clock } from '../common/clock';
 import { daysBetween } from '../common/dates';
 import { isTransactionConflict } from '../common/errors/postgres-errors';
@@ -48,6 +48,7 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
     private readonly automation: AutomationRepository,
+    private readonly collections: CollectionsService,
     private readonly subscribers: SubscribersService,
     private readonly services: ServicesService,
     private readonly tickets: TicketsService,
@@ -71,6 +72,7 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
 
   private async pass(): Promise<void> {
     await this.sweepOverdue();
+    await this.sweepReminders();
     while (!this.loop.stopped && (await this.consume())) {
       // a full batch: there may be more
     }
@@ -81,7 +83,13 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     const today = this.clock.today();
     const scope = automationScope('overdue_invoices');
     await this.tx.run(scope, async (tx) => {
-      for (const invoice of await this.automation.overdueInvoices(tx.manager, today, BATCH)) {
+      const overdue = await this.collections.overdueInvoices(
+        tx.manager,
+        today,
+        BATCH,
+        this.automation.pending('overdue_invoices'),
+      );
+      for (const invoice of overdue) {
         const first = await this.automation.claimEffect(tx.manager, {
           tenantId: invoice.tenantId,
           rule: 'overdue_invoices',
@@ -104,7 +112,13 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
       status: SubscriberStatus.Suspended,
       reason: SuspensionReason.NonPayment,
     };
-    for (const subscriber of await this.automation.toSuspend(this.dataSource.manager, today, BATCH)) {
+    const toSuspend = await this.collections.subscribersToSuspend(
+      this.dataSource.manager,
+      today,
+      BATCH,
+      this.automation.ruleOn('overdue_invoices'),
+    );
+    for (const subscriber of toSuspend) {
       await this.tx
         .run(scope, (tx) => this.subscribers.changeStatusIn(tx, subscriber.tenantId, subscriber.id, suspend))
         .catch((error: Error) =>
@@ -115,6 +129,41 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
           }),
         );
     }
+  }
+
+  /**
+   * invoice_reminders: one invoice.reminder per invoice and offset of its profile's reminder_offsets, on the day
+   * due_date + offset, while the invoice is really owed. An invoice first seen with several offsets past gets only the
+   * latest (billing's dueReminders answers that one); the earlier ones are never sent after it.
+   */
+  private async sweepReminders(): Promise<void> {
+    const today = this.clock.today();
+    await this.tx.run(automationScope('invoice_reminders'), async (tx) => {
+      const due = await this.collections.dueReminders(
+        tx.manager,
+        today,
+        BATCH,
+        this.automation.pending('invoice_reminders'),
+      );
+      for (const { invoice, offsetDays, amountDue } of due) {
+        const first = await this.automation.claimEffect(tx.manager, {
+          tenantId: invoice.tenantId,
+          rule: 'invoice_reminders',
+          subjectId: `${invoice.id}:${offsetDays}`,
+          resultId: null,
+          createdAt: new Date(),
+        });
+        if (first) {
+          await this.events.append(tx, {
+            tenantId: invoice.tenantId,
+            type: 'invoice.reminder',
+            subjectId: invoice.id,
+            object: InvoiceDto.from(invoice),
+            details: { offset_days: offsetDays, amount_due: amountDue },
+          });
+        }
+      }
+    });
   }
 
   /** One batch of the log; true when it was full. */
@@ -176,6 +225,7 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
       case 'failed_provisioning':
         return this.failedOrder(tx, event, subscriberId);
       case 'overdue_invoices':
+      case 'invoice_reminders':
       case 'termination_billing':
         // Not event-driven: the sweep and the bill runs apply them.
         return;
@@ -218,14 +268,16 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async paidUp(tx: Tx, event: LogEvent, subscriberId: string): Promise<void> {
-    if (event.type === 'transaction.created' && event.data.object.kind !== 'credit') {
+    // Money received counts whether or not it was allocated; a debit or a refund only adds to what is owed.
+    const kind = event.data.object.kind as TransactionKind;
+    if (event.type === 'transaction.created' && !ALLOCATABLE_KINDS.includes(kind)) {
       return;
     }
     const subscriber = await this.subscribers.findIn(tx.manager, event.tenantId, subscriberId);
     if (
       subscriber?.status !== SubscriberStatus.Suspended ||
       subscriber.suspensionReason !== SuspensionReason.NonPayment ||
-      (await this.automation.hasOverdue(tx.manager, event.tenantId, subscriberId, this.clock.today()))
+      (await this.collections.owesPastDue(tx.manager, event.tenantId, subscriberId, this.clock.today()))
     ) {
       return;
     }

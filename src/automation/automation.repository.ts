@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Invoice } from '../billing';
+import type { SubjectFilter } from '../billing';
 import { AutomationEffect, AutomationRuleSetting } from './automation.entity';
 import type { RuleId } from './rules';
 
@@ -14,15 +14,13 @@ export interface LogEvent {
   data: { object: Record<string, unknown>; [key: string]: unknown };
 }
 
-const PAYABLE = `('open', 'partially_paid')`;
-
 /** A rule is on for tenant `tenant` unless a setting turns it off. */
 const enabled = (tenant: string, rule: string) =>
   `NOT EXISTS (SELECT 1 FROM automation_rule_settings r WHERE r.tenant_id = ${tenant} AND r.rule = '${rule}' AND NOT r.enabled)`;
 
 /**
- * The automation tables (settings, the event consumer's cursor, effects done once), and the reads the rules make of
- * billing's and subscribers' tables (read only: the rules change those through their modules' services).
+ * The automation tables (settings, the event consumer's cursor, effects done once). The rules read billing through
+ * its CollectionsService, handing it the conditions on these tables (ruleOn, pending) its queries filter by.
  */
 @Injectable()
 export class AutomationRepository {
@@ -130,57 +128,18 @@ export class AutomationRepository {
     return rows.length > 0;
   }
 
-  /** Open invoices past their due date (before `today`) not yet announced, of tenants with the rule on; locked. */
-  overdueInvoices(manager: EntityManager, today: string, limit: number): Promise<Invoice[]> {
-    return manager
-      .getRepository(Invoice)
-      .createQueryBuilder('i')
-      .setLock('pessimistic_write')
-      .setOnLocked('skip_locked')
-      .where(`i.status IN ${PAYABLE} AND i.dueDate < :today`, { today })
-      .andWhere(
-        `NOT EXISTS (SELECT 1 FROM automation_effects e WHERE e.tenant_id = i.tenant_id AND e.rule = 'overdue_invoices' AND e.subject_id = i.id)`,
-      )
-      .andWhere(enabled('i.tenant_id', 'overdue_invoices'))
-      .orderBy('i.dueDate')
-      .limit(limit)
-      .getMany();
+  /** For billing's collections queries: the rule is on for the subject's tenant. */
+  ruleOn(rule: RuleId): SubjectFilter {
+    return (tenantId) => enabled(tenantId, rule);
   }
 
   /**
-   * Active subscribers with an open invoice past due_date + auto_suspend_after_days of their profile (or the tenant
-   * default), of tenants with the rule on.
+   * For billing's collections queries: the rule is on for the subject's tenant and has not yet had its once-only
+   * effect on the subject (an effect is claimed with claimEffect under the same subject key).
    */
-  async toSuspend(
-    manager: EntityManager,
-    today: string,
-    limit: number,
-  ): Promise<{ tenantId: string; id: string }[]> {
-    const rows: { tenant_id: string; id: string }[] = await manager.query(
-      `SELECT s.tenant_id, s.id FROM subscribers s
-         JOIN billing_profiles p ON p.tenant_id = s.tenant_id AND p.id = COALESCE(s.billing_profile_id,
-           (SELECT d.id FROM billing_profiles d WHERE d.tenant_id = s.tenant_id AND d.is_default))
-        WHERE s.status = 'active' AND p.auto_suspend_after_days IS NOT NULL AND ${enabled('s.tenant_id', 'overdue_invoices')}
-          AND EXISTS (SELECT 1 FROM invoices i WHERE i.tenant_id = s.tenant_id AND i.subscriber_id = s.id
-                        AND i.status IN ${PAYABLE} AND i.due_date + p.auto_suspend_after_days < $1::date)
-        LIMIT $2`,
-      [today, limit],
-    );
-    return rows.map((row) => ({ tenantId: row.tenant_id, id: row.id }));
-  }
-
-  /** Whether the subscriber has an invoice still owed past its due date (before `today`). */
-  async hasOverdue(
-    manager: EntityManager,
-    tenantId: string,
-    subscriberId: string,
-    today: string,
-  ): Promise<boolean> {
-    const [row]: { overdue: boolean }[] = await manager.query(
-      `SELECT EXISTS (SELECT 1 FROM invoices WHERE tenant_id = $1 AND subscriber_id = $2 AND status IN ${PAYABLE}
-                        AND due_date < $3::date) AS overdue`,
-      [tenantId, subscriberId, today],
-    );
-    return row.overdue;
+  pending(rule: RuleId): SubjectFilter {
+    return (tenantId, subject) =>
+      `${enabled(tenantId, rule)} AND NOT EXISTS (SELECT 1 FROM automation_effects e
+         WHERE e.tenant_id = ${tenantId} AND e.rule = '${rule}' AND e.subject_id = ${subject})`;
   }
 }

@@ -17,7 +17,7 @@ export const RULES = [
     id: 'overdue_invoices',
     name: 'Overdue invoices and suspension for non-payment',
     description:
-      "A sweep: an open invoice past its due date gets invoice.overdue, once; past due_date + auto_suspend_after_days of the subscriber's billing profile (or the tenant default), an active subscriber is suspended with reason non_payment.",
+      "A sweep: an open invoice past its due date and really owed (the subscriber's payments and credits not yet applied, in its currency, do not cover it, oldest due first) gets invoice.overdue, once; when such an invoice is past due_date + auto_suspend_after_days of the subscriber's billing profile (or the tenant default), an active subscriber is suspended with reason non_payment.",
     triggers: ['schedule'],
     emits: ['invoice.overdue', 'subscriber.status_changed'],
   },
@@ -25,9 +25,23 @@ export const RULES = [
     id: 'paid_up',
     name: 'Reactivation when paid up',
     description:
-      'After an allocation, a credit, a payment in full or a void, a subscriber suspended for non_payment with no invoice open past its due date goes back to active. A manual or fraud suspension is never lifted.',
-    triggers: ['transaction.allocated', 'transaction.created', 'invoice.paid', 'invoice.voided'],
+      'After a payment or credit (allocated or not), an allocation, a payment in full, a void or a write-off, a subscriber suspended for non_payment that no longer really owes anything past its due date (past-due amounts less the money received and not yet applied) goes back to active. A manual or fraud suspension is never lifted.',
+    triggers: [
+      'transaction.allocated',
+      'transaction.created',
+      'invoice.paid',
+      'invoice.voided',
+      'invoice.written_off',
+    ],
     emits: ['subscriber.status_changed'],
+  },
+  {
+    id: 'invoice_reminders',
+    name: 'Payment reminders',
+    description:
+      "A sweep: an open invoice still really owed gets invoice.reminder on each day due_date + offset of the subscriber's billing profile's reminder_offsets (or the tenant default's), once per invoice and offset, with the offset and the amount owed. When several offsets are due at once (an invoice first seen late), only the latest is sent.",
+    triggers: ['schedule'],
+    emits: ['invoice.reminder'],
   },
   {
     id: 'termination_billing',

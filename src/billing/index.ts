@@ -27,4 +27,6 @@ export type { CurrencyBalance } from './ledger/ledger.repository';
 export { BillingProfilesService } from './profiles/billing-profiles.service';
 export { BillingRunner, type TerminationCreditPolicy } from './runs/billing-runner';
 export { BillingPeriod, BillingRun } from './runs/billing-run.entity';
+export { CollectionsService } from './collections/collections.service';
+export type { DueReminder, SubjectFilter } from './collections/collections.repository';
 export { BillingModule } from './billing.module';

@@ -24,6 +24,8 @@ export const ID_PREFIXES = [
   'req',
   'att',
   'nas',
+  'chg',
+  'bri',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

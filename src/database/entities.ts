@@ -2,7 +2,8 @@ import { Invoice, InvoiceCounter } from '../billing/invoices/invoice.entity';
 import { LedgerEntry, SubscriberBalance } from '../billing/ledger/ledger-entry.entity';
 import { Allocation, Transaction } from '../billing/transactions/transaction.entity';
 import { BillingProfile } from '../billing/profiles/billing-profile.entity';
-import { BillingPeriod, BillingRun } from '../billing/runs/billing-run.entity';
+import { BillingPeriod, BillingRun, BillingRunItem, ServiceBilling } from '../billing/runs/billing-run.entity';
+import { Charge } from '../billing/charges/charge.entity';
 import { AutomationEffect, AutomationRuleSetting, EventConsumer } from '../automation/automation.entity';
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
@@ -38,6 +39,9 @@ export const ENTITIES = [
   WebhookAttempt,
   BillingRun,
   BillingPeriod,
+  ServiceBilling,
+  BillingRunItem,
+  Charge,
   AutomationRuleSetting,
   EventConsumer,
   AutomationEffect,

@@ -18,11 +18,18 @@ export const EVENT_TYPES = {
   'invoice.finalized': 'An invoice was issued: it left draft, or was created open.',
   'invoice.paid': 'An invoice was paid in full (amount_due reached 0).',
   'invoice.voided': 'An invoice was voided.',
+  'invoice.written_off':
+    'What an invoice still asked was written off as uncollectable (data.object.amount_written_off); it is owed no more.',
   'invoice.overdue':
     'An invoice is still owed past its due date (sent once per invoice by the overdue_invoices automation rule).',
+  'invoice.reminder':
+    'A payment reminder: the invoice is still owed on due_date + data.offset_days (data.amount_due after money not yet applied); sent once per invoice and offset by the invoice_reminders automation rule.',
   'billing_run.completed': 'A bill run finished; data.object holds its totals and errors.',
   'billing_run.failed': 'A bill run stopped on an error it could not report per subscriber.',
   'automation_rule.updated': 'An automation rule was enabled or disabled for the tenant.',
+  'charge.created':
+    'A pending charge was recorded (by the API, a debit, a fee, or a termination settling its prepaid days); the next invoice carries it.',
+  'charge.deleted': 'A pending charge was deleted before any invoice carried it.',
   'transaction.created': 'A payment, credit, debit or refund was recorded.',
   'transaction.allocated': 'A payment or credit was applied to invoices or to the balance.',
   'transaction.refunded': 'A payment was refunded, in part or in full.',

@@ -4,4 +4,5 @@ export { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
 export { OrderAction, OrderStatus, ServiceStatus } from './service-status';
 export { NETWORK_DRIVER, DriverError, type NetworkDriver } from './network/network-driver';
 export { ServicesService } from './services.service';
+export { ServiceLifecycle } from './service-lifecycle';
 export { ProvisioningModule } from './provisioning.module';

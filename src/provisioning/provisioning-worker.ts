@@ -9,6 +9,7 @@ import { SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner } from '../database/transaction-runner';
 import { EventsService, type EventType, type NewEvent } from '../events';
+import { type Subscriber, SubscribersService, SubscriberStatus } from '../subscribers';
 import { OrderDto } from './dto/order.dto';
 import { ServiceDto } from './dto/service.dto';
 import {
@@ -21,6 +22,7 @@ import { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ServicePlansRepository } from './service-plans.repository';
 import { OrderAction, OrderStatus, ServiceStatus, statusAfter } from './service-status';
+import { ServiceLifecycle } from './service-lifecycle';
 import { ServicesRepository } from './services.repository';
 
 /** The event a completed order's service emits, by action (modify emitted service.updated when it was asked). */
@@ -73,6 +75,8 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     private readonly services: ServicesRepository,
     private readonly plans: ServicePlansRepository,
     private readonly clock: Clock,
+    private readonly subscribers: SubscribersService,
+    private readonly lifecycle: ServiceLifecycle,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -195,6 +199,25 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
       }),
     }));
     await this.tx.run(SYSTEM_SCOPE, async (tx) => {
+      // subscriber_follows_service: a subscriber not yet a customer (prospect, pending) whose service an activate order
+      // brings up becomes active. Those subscribers are locked first, before their services (the lock order).
+      // A terminate order's subscriber is locked too: billing settles the ended service's days for it (pending
+      // charges), which a bill run batch holding the subscriber must not be computing at the same time.
+      const locked = await this.subscribers.lockInStatus(
+        tx.manager,
+        completed
+          .filter(({ order }) => order.action === OrderAction.Activate || order.action === OrderAction.Terminate)
+          .map(({ order }) => order.subscriberId),
+        Object.values(SubscriberStatus),
+      );
+      const joining = new Map(
+        locked
+          .filter((subscriber) =>
+            [SubscriberStatus.Prospect, SubscriberStatus.Pending].includes(subscriber.status),
+          )
+          .map((subscriber) => [`${subscriber.tenantId}/${subscriber.id}`, subscriber]),
+      );
+      const activated = new Map<Subscriber, string>();
       // Lock order (docs/decisions.md "One lock order"): services in id order, then their orders, as update() and
       // act() take them; orders first deadlocked with a PATCH holding the service and waiting on the order.
       const services = new Map(
@@ -224,6 +247,10 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
         if (status === ServiceStatus.Active && service.activatedAt === null) {
           service.activatedAt = now;
         }
+        const joiner = joining.get(`${order.tenantId}/${order.subscriberId}`);
+        if (order.action === OrderAction.Activate && status === ServiceStatus.Active && joiner) {
+          activated.set(joiner, activated.get(joiner) ?? service.id);
+        }
         if (status === ServiceStatus.Terminated) {
           service.terminatedAt = now;
         }
@@ -239,6 +266,18 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
       });
       await this.services.updateMany(tx.manager, moved);
       await this.events.appendMany(tx, events);
+      await this.lifecycle.ended(
+        tx,
+        moved.filter((service) => service.status === ServiceStatus.Terminated),
+      );
+      for (const [subscriber, serviceId] of activated) {
+        await this.subscribers.followService(
+          tx,
+          subscriber,
+          SubscriberStatus.Active,
+          `service ${serviceId} activated`,
+        );
+      }
     });
     return batch.map(() => undefined);
   }

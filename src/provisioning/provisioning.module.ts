@@ -22,6 +22,7 @@ import { ServicePlansRepository } from './service-plans.repository';
 import { ServicePlansService } from './service-plans.service';
 import { ServicesController } from './services.controller';
 import { ServicesRepository } from './services.repository';
+import { ServiceLifecycle } from './service-lifecycle';
 import { ServicesService } from './services.service';
 
 /** NETWORK_DRIVER picks what carries orders to the network (docs/network.md). */
@@ -63,6 +64,7 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
       inject: [APP_CONFIG, RadiusRepository, getDataSourceToken(), NasRepository],
     },
     NasRepository,
+    ServiceLifecycle,
     NasService,
     NetworkSessionsService,
     ServicePlansService,
@@ -73,6 +75,6 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     ServicesRepository,
     ProvisioningOrdersRepository,
   ],
-  exports: [ServicesService],
+  exports: [ServicesService, ServiceLifecycle],
 })
 export class ProvisioningModule {}

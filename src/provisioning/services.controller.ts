@@ -37,7 +37,8 @@ export class ServicesController {
     summary: 'Order a service for a subscriber',
     description:
       '202: the service is pending and its activate order is acknowledged; the worker carries it to the network ' +
-      '(GET /provisioning-orders/{id}). The password is write-only.',
+      '(GET /provisioning-orders/{id}). The password is write-only. A prospect subscriber becomes pending with it, ' +
+      'and a prospect or pending one active when the activation completes (subscriber.status_changed).',
   })
   @ApiEnvelope(ServiceWithOrderDto, { status: 202 })
   @ApiErrors(

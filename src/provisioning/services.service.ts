@@ -89,20 +89,24 @@ export class ServicesService {
     }
   }
 
-  /** The service (pending) and its activate order, one transaction; answered 202: the network is reached later. */
+  /**
+   * The service (pending) and its activate order, one transaction; answered 202: the network is reached later. The
+   * subscriber is locked first (docs/decisions.md "One lock order"): a prospect becomes pending with its first service
+   * (subscriber_follows_service, docs/automation.md).
+   */
   async create(auth: AuthContext, subscriberId: string, dto: CreateServiceDto): Promise<ServiceWithOrderDto> {
     const { tenantId } = auth;
-    const subscriber = await this.subscribers.getById(tenantId, subscriberId);
-    if (NOT_SERVICEABLE.includes(subscriber.status)) {
-      throw new ApiError(
-        'subscriber_not_serviceable',
-        `Subscriber ${subscriberId} is ${subscriber.status} and takes no new services.`,
-        'subscriber_id',
-      );
-    }
     const tenant = await this.tenants.findByIdOrSlug(tenantId);
     try {
       return await this.tx.run(auth, async (tx) => {
+        const subscriber = await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
+        if (NOT_SERVICEABLE.includes(subscriber.status)) {
+          throw new ApiError(
+            'subscriber_not_serviceable',
+            `Subscriber ${subscriberId} is ${subscriber.status} and takes no new services.`,
+            'subscriber_id',
+          );
+        }
         const plan = await this.activePlan(tx, tenantId, dto.plan_id);
         await this.assertCurrency(tx, tenantId, subscriber.billingProfileId, plan);
         const now = new Date();
@@ -132,6 +136,14 @@ export class ServicesService {
           object: answer,
         });
         const order = await this.orders.open(tx, service, OrderAction.Activate, { planId: plan.id });
+        if (subscriber.status === SubscriberStatus.Prospect) {
+          await this.subscribers.followService(
+            tx,
+            subscriber,
+            SubscriberStatus.Pending,
+            `service ${service.id} created`,
+          );
+        }
         return { service: answer, order: OrderDto.from(order) };
       });
     } catch (error) {

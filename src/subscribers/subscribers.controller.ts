@@ -123,10 +123,18 @@ export class SubscribersController {
     summary: 'Move a subscriber through its lifecycle',
     description:
       'prospect→pending|active|archived; pending→active|cancelled; active→suspended|cancelled; ' +
-      'suspended→active|cancelled; cancelled→active|archived. Suspending needs a reason: non_payment, manual or fraud.',
+      'suspended→active|cancelled; cancelled→active|archived. Suspending needs a reason: non_payment, manual or fraud. ' +
+      'Archiving a subscriber who still owes money (a balance above 0 in any currency) is 409 balance_outstanding.',
   })
   @ApiEnvelope(SubscriberDto)
-  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  @ApiErrors(
+    ...AUTH_ERRORS,
+    ...BODY_ERRORS,
+    ...IDEMPOTENCY_ERRORS,
+    'not_found',
+    'invalid_state_transition',
+    'balance_outstanding',
+  )
   @ApiExampleBody(ChangeStatusDto, { status: 'active', reason: 'Installation done' })
   @HonoursIfMatch()
   async changeSubscriberStatus(

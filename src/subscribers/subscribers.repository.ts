@@ -122,6 +122,27 @@ export class SubscribersRepository {
     return lockForUpdate(manager, Subscriber, tenantId, id, 'subscriber');
   }
 
+  /**
+   * Those of the subscribers `ids` (any tenant's: the caller checks) whose status is one of `statuses`, row-locked in
+   * id order until the transaction ends. A row that leaves those statuses while the lock is awaited is left out.
+   */
+  lockManyInStatus(
+    manager: EntityManager,
+    ids: readonly string[],
+    statuses: readonly SubscriberStatus[],
+  ): Promise<Subscriber[]> {
+    return manager
+      .getRepository(Subscriber)
+      .createQueryBuilder('subscriber')
+      .setLock('pessimistic_write')
+      .where('subscriber.id = ANY(:ids) AND subscriber.status = ANY(:statuses)', {
+        ids: [...new Set(ids)],
+        statuses,
+      })
+      .orderBy('subscriber.id')
+      .getMany();
+  }
+
   /** Writes every column but the key and created_at: one UPDATE, no read-before-write. */
   async update(manager: EntityManager, subscriber: Subscriber): Promise<void> {
     await preparedQuery(manager, UPDATE, [

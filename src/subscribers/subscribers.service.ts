@@ -4,10 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { assertIfMatch } from '../common/http/etag';
-import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postgres-errors';
-import { newId } from '../common/ids';
 import { mergeMetadata } from '../common/metadata';
-import type { AuthContext } from '../common/request-context';
+import { automationScope, type AuthContext } from '../common/request-context';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { eventRecord, EventsService } from '../events';
 import { ChangeStatusDto } from './dto/change-status.dto';
@@ -22,69 +20,25 @@ import {
   SuspensionReason,
 } from './subscriber-status';
 import { Subscriber } from './subscriber.entity';
+import { newSubscriber, normalizeEmail, writeError } from './subscriber-records';
+import { type OutstandingBalancePolicy, SUBSCRIBER_FOLLOWS_SERVICE } from './subscriber-rules';
 import { SubscribersRepository } from './subscribers.repository';
-
-/**
- * Turns the database's verdicts into the API's answers: a duplicate is SPEC 7's 409 duplicate_subscriber naming the
- * field; a billing profile that is not the tenant's (the composite foreign key holds the reference per tenant) is
- * 422 invalid_reference.
- */
-function writeError(error: unknown, billingProfileId?: string | null): ApiError | null {
-  if (isForeignKeyViolation(error, 'fk_subscribers_billing_profile')) {
-    return new ApiError(
-      'invalid_reference',
-      `No billing profile ${billingProfileId} exists.`,
-      'billing_profile_id',
-    );
-  }
-  if (isUniqueViolation(error, 'uq_subscribers_external_id')) {
-    return new ApiError(
-      'duplicate_subscriber',
-      'A subscriber with the supplied external_id already exists.',
-      'external_id',
-    );
-  }
-  if (isUniqueViolation(error, 'uq_subscribers_email')) {
-    return new ApiError(
-      'duplicate_subscriber',
-      'A subscriber with the supplied email already exists.',
-      'email',
-    );
-  }
-  return null;
-}
-
-const normalizeEmail = (email: string | null | undefined): string | null =>
-  email ? email.toLowerCase() : null;
-
-function newSubscriber(tenantId: string, dto: CreateSubscriberDto): Subscriber {
-  const now = new Date();
-  return Object.assign(new Subscriber(), {
-    id: newId('sub'),
-    tenantId,
-    externalId: dto.external_id ?? null,
-    fullName: dto.full_name,
-    email: dto.email ?? null,
-    emailNormalized: normalizeEmail(dto.email),
-    phone: dto.phone ?? null,
-    status: dto.status,
-    suspensionReason: dto.status === SubscriberStatus.Suspended ? SuspensionReason.Manual : null,
-    billingProfileId: dto.billing_profile_id ?? null,
-    address: dto.address ? { ...dto.address } : null,
-    metadata: dto.metadata ?? {},
-    createdAt: now,
-    updatedAt: now,
-  });
-}
 
 @Injectable()
 export class SubscribersService {
+  private outstandingBalance: OutstandingBalancePolicy | null = null;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tx: TransactionRunner,
     private readonly events: EventsService,
     private readonly subscribers: SubscribersRepository,
   ) {}
+
+  /** Registers how what a subscriber owes is found, so a subscriber who owes money is not archived. */
+  useOutstandingBalance(policy: OutstandingBalancePolicy): void {
+    this.outstandingBalance = policy;
+  }
 
   /** The subscriber, its `subscriber.created` event and that event's webhook deliveries: one statement. */
   async create(auth: AuthContext, dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
@@ -167,6 +121,10 @@ export class SubscribersService {
     await assertIfMatch(() => SubscriberDto.from(subscriber));
     const from = subscriber.status;
     subscriber.status = assertTransition(from, dto.status);
+    if (dto.status === SubscriberStatus.Archived) {
+      // Under the subscriber's row lock: archiving must not freeze a debt (write its invoices off first).
+      await this.assertNothingOwed(tx.manager, tenantId, id);
+    }
     subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;
     subscriber.updatedAt = new Date();
     await this.subscribers.update(tx.manager, subscriber);
@@ -177,6 +135,66 @@ export class SubscribersService {
       subjectId: subscriber.id,
       object: answer,
       details: { from, to: dto.status, reason: dto.reason ?? null },
+    });
+    return answer;
+  }
+
+  /** 409 balance_outstanding while the subscriber owes money in any currency. */
+  private async assertNothingOwed(manager: EntityManager, tenantId: string, id: string): Promise<void> {
+    const owed = (await this.outstandingBalance?.(manager, tenantId, id)) ?? [];
+    if (owed.length > 0) {
+      const amounts = owed.map(({ currency, balance }) => `${balance} ${currency}`).join(', ');
+      throw new ApiError(
+        'balance_outstanding',
+        `Subscriber ${id} still owes ${amounts} (minor units): collect it, or write off its open invoices, before archiving.`,
+        'status',
+      );
+    }
+  }
+
+  /**
+   * subscriber_follows_service, in the caller's transaction: the subscriber row-locked (first in the lock order,
+   * before its services), for a service to be created on it; 404 not_found when the tenant has none.
+   */
+  lockIn(manager: EntityManager, tenantId: string, id: string): Promise<Subscriber> {
+    return this.subscribers.lockForUpdate(manager, tenantId, id);
+  }
+
+  /**
+   * subscriber_follows_service, in the caller's transaction: those of `ids` (any tenant's) whose status is one of
+   * `statuses`, row-locked in id order (take them before any service lock).
+   */
+  lockInStatus(
+    manager: EntityManager,
+    ids: readonly string[],
+    statuses: readonly SubscriberStatus[],
+  ): Promise<Subscriber[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.subscribers.lockManyInStatus(manager, ids, statuses);
+  }
+
+  /**
+   * subscriber_follows_service: moves a subscriber the caller has locked to `to`, in the caller's transaction, with a
+   * `subscriber.status_changed` whose actor is the rule and whose reason says which service moved it.
+   */
+  async followService(
+    tx: Tx,
+    subscriber: Subscriber,
+    to: SubscriberStatus,
+    reason: string,
+  ): Promise<SubscriberDto> {
+    const from = subscriber.status;
+    subscriber.status = assertTransition(from, to);
+    subscriber.suspensionReason = null;
+    subscriber.updatedAt = new Date();
+    await this.subscribers.update(tx.manager, subscriber);
+    const answer = SubscriberDto.from(subscriber);
+    const { actor } = automationScope(SUBSCRIBER_FOLLOWS_SERVICE);
+    await this.events.append(tx.withScope({ requestId: tx.scope.requestId, actor }), {
+      tenantId: subscriber.tenantId,
+      type: 'subscriber.status_changed',
+      subjectId: subscriber.id,
+      object: answer,
+      details: { from, to, reason },
     });
     return answer;
   }
@@ -197,19 +215,21 @@ export class SubscribersService {
 
   /**
    * For references from other records, in the caller's transaction: 422 invalid_reference naming `field` when the
-   * subscriber is not the tenant's, 422 invalid_state_transition when it is archived.
+   * subscriber is not the tenant's, 409 invalid_state_transition when it is archived (unless `archived` is
+   * `'allowed'`: money received from an archived subscriber is still recorded).
    */
   async assertExists(
     manager: EntityManager,
     tenantId: string,
     id: string,
     field: string,
+    options: { archived?: 'allowed' | 'refused' } = {},
   ): Promise<Subscriber> {
     const subscriber = await this.subscribers.findById(manager, tenantId, id);
     if (!subscriber) {
       throw new ApiError('invalid_reference', `No subscriber ${id} exists.`, field);
     }
-    if (subscriber.status === SubscriberStatus.Archived) {
+    if (subscriber.status === SubscriberStatus.Archived && options.archived !== 'allowed') {
       throw new ApiError('invalid_state_transition', `Subscriber ${id} is archived and read-only.`, field);
     }
     return subscriber;

@@ -58,11 +58,12 @@ export const AUTOMATION_ENV: Record<string, string> = {
   PROVISIONING_RETRY_DELAYS_S: '0.05,0.05',
 };
 
-/** The five rules of the contract, in its order. */
+/** The rules of the contract, in its order. */
 export const RULE_IDS = [
   'service_follows_subscriber',
   'overdue_invoices',
   'paid_up',
+  'invoice_reminders',
   'termination_billing',
   'failed_provisioning',
 ] as const;
@@ -505,7 +506,10 @@ export { uniquePppoeUsername };
 
 // ---------- payments and witnesses ----------
 
-/** A payment of `amount` USD allocated in full to the invoice; answers the allocate response. */
+/**
+ * A payment of `amount` USD allocated in full to the invoice; answers the allocate response. The payment opts out of
+ * auto-apply (`auto_apply: false`), so the allocation goes to this invoice and no other.
+ */
 export async function pay(
   t: TestApp,
   token: string,
@@ -513,7 +517,7 @@ export async function pay(
   invoiceId: string,
   amount: number,
 ) {
-  const payment = await createPayment(t, token, subscriberId, amount, { currency: 'USD' });
+  const payment = await createPayment(t, token, subscriberId, amount, { currency: 'USD', auto_apply: false });
   const res = await allocate(t, token, payment.id, { allocations: [{ invoice_id: invoiceId, amount }] });
   ensure(res, 200, `allocate ${amount} to ${invoiceId}`);
   return res;

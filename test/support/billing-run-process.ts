@@ -15,8 +15,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import request from 'supertest';
 import type { EntityManager } from 'typeorm';
-import type { Invoice } from '../../src/billing/invoices/invoice.entity';
-import { BillingRunsRepository } from '../../src/billing/runs/billing-runs.repository';
+import { InvoicesRepository } from '../../src/billing/invoices/invoices.repository';
+import type { InvoiceRow } from '../../src/billing/invoices/invoices.repository';
 import { BOOTSTRAP_TOKEN } from './test-app';
 
 const ROOT = join(__dirname, '..', '..');
@@ -27,11 +27,11 @@ const HOLD = /^(\d+):(\S+)$/.exec(process.env.TEST_BILLING_RUN_HOLD ?? '');
 if (HOLD) {
   const [, holdMs, tenantSlug] = HOLD;
   let tenantId: string | undefined;
-  const insertInvoices = BillingRunsRepository.prototype.insertInvoices;
-  BillingRunsRepository.prototype.insertInvoices = async function (
-    this: BillingRunsRepository,
+  const insertInvoices = InvoicesRepository.prototype.insertMany;
+  InvoicesRepository.prototype.insertMany = async function (
+    this: InvoicesRepository,
     manager: EntityManager,
-    invoices: Invoice[],
+    invoices: InvoiceRow[],
   ) {
     await insertInvoices.call(this, manager, invoices);
     if (invoices.length === 0) {

@@ -30,6 +30,7 @@ export const SUBSCRIBER_KEYS = [
 ].sort();
 
 export const BILLING_PROFILE_KEYS = [
+  'auto_apply',
   'auto_suspend_after_days',
   'billing_day',
   'created_at',
@@ -38,6 +39,7 @@ export const BILLING_PROFILE_KEYS = [
   'is_default',
   'name',
   'payment_terms_days',
+  'reminder_offsets',
   'updated_at',
 ];
 
@@ -83,6 +85,8 @@ export interface BillingProfile {
   payment_terms_days: number;
   auto_suspend_after_days: number | null;
   is_default: boolean;
+  auto_apply: boolean;
+  reminder_offsets: number[];
   created_at: string;
   updated_at: string;
 }

@@ -9,6 +9,8 @@ export enum InvoiceStatus {
   PartiallyPaid = 'partially_paid',
   Paid = 'paid',
   Void = 'void',
+  /** What was still due was written off as uncollectable (POST /invoices/{id}/write-off): owed no more. */
+  WrittenOff = 'written_off',
 }
 
 export const INVOICE_STATUSES = Object.values(InvoiceStatus);
@@ -21,6 +23,15 @@ export interface InvoiceLine {
   quantity: number;
   unit_amount: number;
   amount: number;
+  /** The service a plan, proration or credit line bills (bill runs and pending charges of a service). */
+  service_id?: string;
+  /** The plan the line prices. */
+  plan_id?: string;
+  /** The pending charge the line invoices. */
+  charge_id?: string;
+  /** The first and last day (inclusive) the line bills. */
+  period_start?: string;
+  period_end?: string;
 }
 
 @Entity('invoices')
@@ -31,15 +42,22 @@ export interface InvoiceLine {
   where: `"status" IN ('open', 'partially_paid')`,
 })
 @Index('uq_invoices_tenant_number', ['tenantId', 'number'], { unique: true })
-@Check('chk_invoices_status', `"status" IN ('draft', 'open', 'partially_paid', 'paid', 'void')`)
+@Check(
+  'chk_invoices_status',
+  `"status" IN ('draft', 'open', 'partially_paid', 'paid', 'void', 'written_off')`,
+)
 @Check('chk_invoices_number', `"number" > 0`)
 @Check('chk_invoices_amounts', `"total" >= 0 AND "amount_paid" >= 0 AND "amount_paid" <= "total"`)
 @Check(
   'chk_invoices_paid_by_status',
-  `("status" IN ('draft', 'open', 'void') AND "amount_paid" = 0) OR ("status" = 'partially_paid' AND "amount_paid" > 0 AND "amount_paid" < "total") OR ("status" = 'paid' AND "amount_paid" = "total")`,
+  `("status" IN ('draft', 'open', 'void') AND "amount_paid" = 0) OR ("status" = 'partially_paid' AND "amount_paid" > 0 AND "amount_paid" < "total") OR ("status" = 'paid' AND "amount_paid" = "total") OR ("status" = 'written_off' AND "amount_paid" < "total")`,
 )
 @Check('chk_invoices_paid_at', `("status" = 'paid') = ("paid_at" IS NOT NULL)`)
 @Check('chk_invoices_voided_at', `("status" = 'void') = ("voided_at" IS NOT NULL)`)
+@Check(
+  'chk_invoices_written_off',
+  `("status" = 'written_off') = ("written_off_at" IS NOT NULL) AND ("status" = 'written_off') = ("write_off_reason" IS NOT NULL) AND ("status" = 'written_off') = ("amount_written_off" IS NOT NULL) AND ("amount_written_off" IS NULL OR "amount_written_off" = "total" - "amount_paid")`,
+)
 // A SQL function of the migration: every line is quantity > 0 × unit_amount ≥ 0 = amount, and they sum to total.
 @Check('chk_invoices_lines', `isp_invoice_lines_valid("lines", "total")`)
 export class Invoice {
@@ -89,6 +107,18 @@ export class Invoice {
   /** Why it was voided, as the caller said (POST /invoices/{id}/void); null when no reason was given. */
   @Column('text', { nullable: true })
   voidReason: string | null;
+
+  /** When what was due was written off (POST /invoices/{id}/write-off); null unless written_off. */
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  writtenOffAt: Date | null;
+
+  /** Why it was written off, as the caller said; null unless written_off. */
+  @Column('text', { nullable: true })
+  writeOffReason: string | null;
+
+  /** The amount due at the write-off (total − amount_paid then); null unless written_off. */
+  @Column('bigint', { nullable: true, transformer: bigintMoney })
+  amountWrittenOff: number | null;
 
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;

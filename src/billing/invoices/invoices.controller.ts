@@ -11,7 +11,12 @@ import {
 } from '../../common/swagger/api-envelope';
 import { ApiExampleBody } from '../../common/swagger/api-types';
 import { Auth, RequireScopes } from '../../common/auth/auth.decorators';
-import { CreateInvoiceDto, ListInvoicesQueryDto, VoidInvoiceDto } from './dto/invoice.dto';
+import {
+  CreateInvoiceDto,
+  ListInvoicesQueryDto,
+  VoidInvoiceDto,
+  WriteOffInvoiceDto,
+} from './dto/invoice.dto';
 import { InvoiceDto } from './dto/invoice-response.dto';
 import { InvoicesService } from './invoices.service';
 import { HonoursIfMatch } from '../../common/http/honours-if-match';
@@ -27,11 +32,11 @@ export class InvoicesController {
   @RequireScopes('billing:write')
   @ApiOperation({
     description:
-      'Creates an invoice from its lines: open (payable, in the ledger; `invoice.created` and `invoice.finalized`, and `invoice.paid` when the total is 0) or, with `draft: true`, a draft you finalize later (`invoice.created` only). 422 `invalid_reference` when the subscriber does not exist; take an idempotency key so a retry cannot bill twice.',
+      "Creates an invoice from its lines: open (payable, in the ledger; `invoice.created` and `invoice.finalized`, and `invoice.paid` when the total is 0) or, with `draft: true`, a draft you finalize later (`invoice.created` only). 422 `invalid_reference` when the subscriber does not exist, 422 `currency_mismatch` when `currency` is not the one of the subscriber's billing profile (or the tenant's default profile); take an idempotency key so a retry cannot bill twice.",
     summary: 'Create an invoice (open, or draft when asked)',
   })
   @ApiEnvelope(InvoiceDto, { status: 201 })
-  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'invalid_reference')
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'invalid_reference', 'currency_mismatch')
   @ApiExampleBody(CreateInvoiceDto, {
     subscriber_id: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
     currency: 'USD',
@@ -109,5 +114,25 @@ export class InvoicesController {
     @Body() dto: VoidInvoiceDto,
   ): Promise<InvoiceDto> {
     return this.invoices.void(auth, id, dto.reason ?? null);
+  }
+
+  @Post(':id/write-off')
+  @HttpCode(200)
+  @RequireScopes('billing:write')
+  @ApiOperation({
+    summary: 'Write off what an open or partially paid invoice still asks',
+    description:
+      "Closes an uncollectable debt: the invoice becomes `written_off` (no longer payable nor overdue), keeps the reason, when, and `amount_written_off` (the amount due then), a `write_off` ledger entry lowers the subscriber's balance by that amount, and `invoice.written_off` is emitted. 409 `invalid_state_transition` for a draft, paid, void or written-off invoice; honours If-Match and an idempotency key.",
+  })
+  @ApiEnvelope(InvoiceDto)
+  @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, 'not_found', 'invalid_state_transition')
+  @ApiExampleBody(WriteOffInvoiceDto, { reason: 'customer moved away; collection agency gave up' })
+  @HonoursIfMatch()
+  async writeOffInvoice(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() dto: WriteOffInvoiceDto,
+  ): Promise<InvoiceDto> {
+    return this.invoices.writeOff(auth, id, dto.reason);
   }
 }

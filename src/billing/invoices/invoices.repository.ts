@@ -3,21 +3,33 @@ import { EntityManager, In } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { paginate } from '../../common/pagination';
+import { recordsetInsert } from '../../database/entity-columns';
 import { lockForUpdate } from '../../database/lock-for-update';
 import { ListInvoicesQueryDto } from './dto/invoice.dto';
 import { Invoice, PAYABLE_STATUSES } from './invoice.entity';
 
-/** An invoice's stored fields: the entity without what it computes. */
-export type InvoiceRow = Omit<Invoice, 'amountDue'>;
+/** The write-off columns, null until POST /invoices/{id}/write-off sets them: a new invoice may leave them out. */
+type WriteOffColumns = 'writtenOffAt' | 'writeOffReason' | 'amountWrittenOff';
+
+/** An invoice's stored fields: the entity without what it computes (a new one need not name the write-off's). */
+export type InvoiceRow = Omit<Invoice, 'amountDue' | WriteOffColumns> &
+  Partial<Pick<Invoice, WriteOffColumns>>;
 
 /** The invoice columns a write changes (the entity's property names). */
 export type InvoiceColumn = keyof InvoiceRow;
+
+const INSERT_INVOICES = recordsetInsert(Invoice, 'invoices');
 
 /** The only place the invoices and invoice_counters tables are read and written. */
 @Injectable()
 export class InvoicesRepository {
   async insert(manager: EntityManager, row: InvoiceRow): Promise<Invoice> {
-    const invoice = manager.create(Invoice, row);
+    const invoice = manager.create(Invoice, {
+      writtenOffAt: null,
+      writeOffReason: null,
+      amountWrittenOff: null,
+      ...row,
+    });
     await manager.insert(Invoice, invoice);
     return invoice;
   }
@@ -100,5 +112,23 @@ export class InvoicesRepository {
       [tenantId],
     );
     return rows[0].last_number;
+  }
+
+  /** Reserves `count` invoice numbers of the tenant at once (one counter update); answers the first. */
+  async reserveNumbers(manager: EntityManager, tenantId: string, count: number): Promise<number> {
+    const [row]: { last_number: number }[] = await manager.query(
+      `INSERT INTO invoice_counters (tenant_id, last_number) VALUES ($1, $2)
+       ON CONFLICT (tenant_id) DO UPDATE SET last_number = invoice_counters.last_number + EXCLUDED.last_number
+       RETURNING last_number`,
+      [tenantId, count],
+    );
+    return row.last_number - count + 1;
+  }
+
+  /** A bill run batch's invoices, one statement. */
+  async insertMany(manager: EntityManager, invoices: InvoiceRow[]): Promise<void> {
+    if (invoices.length > 0) {
+      await manager.query(INSERT_INVOICES.sql, INSERT_INVOICES.params(invoices as Invoice[]));
+    }
   }
 }

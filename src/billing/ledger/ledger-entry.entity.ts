@@ -10,19 +10,21 @@ export enum LedgerEntryType {
   Credit = 'credit',
   Debit = 'debit',
   Refund = 'refund',
+  /** What an invoice still asked, written off as uncollectable (POST /invoices/{id}/write-off): lowers the balance. */
+  WriteOff = 'write_off',
 }
 
 /**
  * The subscriber's append-only account. `amount` is signed from the subscriber's side: positive raises what they owe
- * (invoices, debits, refunds), negative lowers it (payments, credits, voids). `balance_after` is the running balance
- * of that subscriber in that currency.
+ * (invoices, debits, refunds), negative lowers it (payments, credits, voids, write-offs). `balance_after` is the
+ * running balance of that subscriber in that currency.
  */
 @Entity('ledger_entries')
 @Index('ix_ledger_subscriber_currency_created', ['tenantId', 'subscriberId', 'currency', 'createdAt', 'id'])
 @Index('ix_ledger_subscriber_created', ['tenantId', 'subscriberId', 'createdAt', 'id'])
 @Check(
   'chk_ledger_entries_type',
-  `"type" IN ('invoice', 'invoice_voided', 'payment', 'credit', 'debit', 'refund')`,
+  `"type" IN ('invoice', 'invoice_voided', 'payment', 'credit', 'debit', 'refund', 'write_off')`,
 )
 @Check('chk_ledger_entries_amount', `"amount" <> 0 AND abs("amount") <= 9007199254740991`)
 @Check('chk_ledger_entries_balance', `abs("balance_after") <= 9007199254740991`)

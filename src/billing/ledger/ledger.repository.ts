@@ -10,7 +10,19 @@ import {
 } from '../../database/rendered-page';
 import { PAYABLE_STATUSES } from '../invoices/invoice.entity';
 import { ALLOCATABLE_KINDS } from '../transactions/transaction.entity';
-import { LedgerEntry } from './ledger-entry.entity';
+import { LedgerEntry, type LedgerEntryType } from './ledger-entry.entity';
+
+/** One entry of a batch posting. */
+export interface LedgerRow {
+  id: string;
+  tenantId: string;
+  subscriberId: string;
+  currency: string;
+  type: LedgerEntryType;
+  amount: number;
+  sourceId: string;
+  createdAt: Date;
+}
 
 /** One subscriber's account in one currency. */
 export interface BalanceKey {
@@ -30,7 +42,7 @@ export interface CurrencyBalance {
 }
 
 /** A SQL list of the entities' own enum values, so a status or kind is named in one place. */
-const sqlList = (values: readonly string[]): string =>
+export const sqlList = (values: readonly string[]): string =>
   values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');
 
 /** Each sum's definition, shared by the balance endpoint and the guards of post(). */
@@ -101,6 +113,20 @@ export class LedgerRepository {
     return rows.length === 0 ? null : Number(rows[0].balance);
   }
 
+  /** The subscriber's balances above 0 (what it owes), per currency, in currency order. */
+  async owed(
+    manager: EntityManager,
+    tenantId: string,
+    subscriberId: string,
+  ): Promise<{ currency: string; balance: number }[]> {
+    const rows: { currency: string; balance: string }[] = await manager.query(
+      `SELECT currency, balance FROM subscriber_balances
+        WHERE tenant_id = $1 AND subscriber_id = $2 AND balance > 0 ORDER BY currency`,
+      [tenantId, subscriberId],
+    );
+    return rows.map((row) => ({ currency: row.currency, balance: Number(row.balance) }));
+  }
+
   /** Whether the subscriber's `sum` in this currency is past `limit`. */
   async sumExceeds(
     manager: EntityManager,
@@ -149,5 +175,51 @@ export class LedgerRepository {
       open_invoices_due: Number(row.open_invoices_due),
       unallocated_credit: Number(row.unallocated_credit),
     }));
+  }
+
+  /**
+   * Many entries and their balances in one statement (a bill run batch: at most one entry per subscriber and
+   * currency): each balance row is raised by an upsert guarded as addToBalance's is, and its entry records the
+   * balance after. False when a balance would pass `limit` in magnitude: then nothing was written of the statement
+   * and the caller's transaction must not go on.
+   */
+  async postMany(manager: EntityManager, entries: LedgerRow[], limit: number): Promise<boolean> {
+    if (entries.length === 0) {
+      return true;
+    }
+    const rows: { posted: number }[] = await manager.query(
+      `WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, tenant_id text, subscriber_id text, currency text,
+           type text, amount bigint, source_id text, created_at timestamptz)),
+       balance AS (
+         INSERT INTO subscriber_balances (tenant_id, subscriber_id, currency, balance)
+         SELECT tenant_id, subscriber_id, currency, amount FROM input
+         ON CONFLICT (tenant_id, subscriber_id, currency)
+           DO UPDATE SET balance = subscriber_balances.balance + EXCLUDED.balance
+           WHERE abs(subscriber_balances.balance + EXCLUDED.balance) <= $2
+         RETURNING tenant_id, subscriber_id, currency, balance),
+       posted AS (
+         INSERT INTO ledger_entries (tenant_id, id, subscriber_id, currency, type, amount, balance_after, source_id, created_at)
+         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.type, i.amount, b.balance, i.source_id, i.created_at
+           FROM input i JOIN balance b USING (tenant_id, subscriber_id, currency)
+         RETURNING 1)
+       SELECT count(*)::int AS posted FROM posted`,
+      [
+        JSON.stringify(
+          entries.map((entry) => ({
+            id: entry.id,
+            tenant_id: entry.tenantId,
+            subscriber_id: entry.subscriberId,
+            currency: entry.currency,
+            type: entry.type,
+            amount: entry.amount,
+            source_id: entry.sourceId,
+            created_at: entry.createdAt,
+          })),
+        ),
+        limit,
+      ],
+    );
+    return rows[0].posted === entries.length;
   }
 }

@@ -77,6 +77,15 @@ export class LedgerService {
     }
   }
 
+  /** What the subscriber owes, per currency with a balance above 0, read in the caller's transaction. */
+  owed(
+    manager: EntityManager,
+    tenantId: string,
+    subscriberId: string,
+  ): Promise<{ currency: string; balance: number }[]> {
+    return this.entries.owed(manager, tenantId, subscriberId);
+  }
+
   list(tenantId: string, subscriberId: string, query: PageQueryDto): Promise<RenderedPage> {
     return this.entries.page(this.dataSource.manager, tenantId, subscriberId, query);
   }

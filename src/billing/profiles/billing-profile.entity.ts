@@ -12,6 +12,11 @@ import { Tenant } from '../../gateway';
   'chk_billing_profiles_terms',
   `"billing_day" BETWEEN 1 AND 28 AND "payment_terms_days" >= 0 AND ("auto_suspend_after_days" IS NULL OR "auto_suspend_after_days" >= 1)`,
 )
+// Uniqueness of the offsets is the DTO's (a CHECK cannot compare an array's elements with each other).
+@Check(
+  'chk_billing_profiles_reminder_offsets',
+  `cardinality("reminder_offsets") <= 10 AND -60 <= ALL("reminder_offsets") AND 365 >= ALL("reminder_offsets")`,
+)
 export class BillingProfile {
   @ForeignKey(() => Tenant, { name: 'fk_billing_profiles_tenant' })
   @Column('text')
@@ -41,6 +46,17 @@ export class BillingProfile {
   /** The tenant's default profile: subscribers without one bill through it. */
   @Column('boolean', { default: false })
   isDefault: boolean;
+
+  /**
+   * Payments and credits are applied on receipt to open invoices, oldest due first, and what is left to each invoice
+   * issued (docs/billing.md, auto-apply); false: they wait for POST /transactions/{id}/allocate.
+   */
+  @Column('boolean', { default: true })
+  autoApply: boolean;
+
+  /** Days relative to the due date (negative: before) an `invoice.reminder` is sent on; empty: none. */
+  @Column('integer', { array: true, default: '{}' })
+  reminderOffsets: number[];
 
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -6,6 +6,15 @@ import { paginate, PageQueryDto } from '../../common/pagination';
 import { lockForUpdate } from '../../database/lock-for-update';
 import { BillingProfile } from './billing-profile.entity';
 
+/**
+ * The one definition of "the profile a subscriber bills through: its own, else its tenant's default", for SQL: the
+ * condition joining profile alias `p` to subscriber alias `s` (`JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}`).
+ */
+export function subscriberProfileOn(s: string, p: string): string {
+  return `${p}.tenant_id = ${s}.tenant_id AND ${p}.id = COALESCE(${s}.billing_profile_id,
+    (SELECT d.id FROM billing_profiles d WHERE d.tenant_id = ${s}.tenant_id AND d.is_default))`;
+}
+
 /** The billing profile columns a write changes (the entity's property names). */
 export type BillingProfileColumn = keyof BillingProfile;
 
@@ -74,5 +83,29 @@ export class BillingProfilesRepository {
       .createQueryBuilder('profile')
       .where('profile.tenantId = :tenantId', { tenantId });
     return paginate(qb, query);
+  }
+
+  /** The profile each of these subscribers bills through (its own, else the tenant default); absent: neither. */
+  async effectiveFor(
+    manager: EntityManager,
+    tenantId: string,
+    subscriberIds: string[],
+  ): Promise<Map<string, { currency: string; billingDay: number; paymentTermsDays: number }>> {
+    if (subscriberIds.length === 0) {
+      return new Map();
+    }
+    const rows: { id: string; currency: string; billing_day: number; payment_terms_days: number }[] =
+      await manager.query(
+        `SELECT s.id, p.currency, p.billing_day, p.payment_terms_days
+           FROM subscribers s JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
+          WHERE s.tenant_id = $1 AND s.id = ANY($2::text[])`,
+        [tenantId, subscriberIds],
+      );
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        { currency: row.currency, billingDay: row.billing_day, paymentTermsDays: row.payment_terms_days },
+      ]),
+    );
   }
 }

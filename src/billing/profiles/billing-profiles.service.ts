@@ -16,6 +16,13 @@ import {
   UpdateBillingProfileDto,
 } from './dto/billing-profile.dto';
 
+/** Whether a PATCH leaves a field as it is (the reminder offsets are an array: compared by their values, in order). */
+function sameValue(a: unknown, b: unknown): boolean {
+  return Array.isArray(a) && Array.isArray(b)
+    ? a.length === b.length && a.every((value, index) => value === b[index])
+    : a === b;
+}
+
 @Injectable()
 export class BillingProfilesService {
   constructor(
@@ -42,6 +49,8 @@ export class BillingProfilesService {
         paymentTermsDays: dto.payment_terms_days ?? 14,
         autoSuspendAfterDays: dto.auto_suspend_after_days ?? null,
         isDefault: dto.is_default ?? false,
+        autoApply: dto.auto_apply ?? true,
+        reminderOffsets: dto.reminder_offsets ?? [],
         createdAt: now,
         updatedAt: now,
       });
@@ -67,9 +76,11 @@ export class BillingProfilesService {
         paymentTermsDays: dto.payment_terms_days,
         autoSuspendAfterDays: dto.auto_suspend_after_days,
         isDefault: dto.is_default,
+        autoApply: dto.auto_apply,
+        reminderOffsets: dto.reminder_offsets,
       };
       const changed = (Object.keys(changes) as (keyof BillingProfile)[]).filter(
-        (key) => changes[key] !== undefined && changes[key] !== profile[key],
+        (key) => changes[key] !== undefined && !sameValue(changes[key], profile[key]),
       );
       if (changed.length === 0) {
         return profile;

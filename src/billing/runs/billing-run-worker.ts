@@ -4,6 +4,7 @@ import { PollingLoop } from '../../common/polling-loop';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock';
+import { addDays } from '../../common/dates';
 import { newId } from '../../common/ids';
 import { SYSTEM_SCOPE } from '../../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
@@ -13,6 +14,9 @@ import { BillingRun, BillingRunStatus, BillingRunTrigger } from './billing-run.e
 import { addFigures, type BatchFigures, BillingRunner, emptyFigures, runDay } from './billing-runner';
 import { BillingRunsRepository, type DueLocking } from './billing-runs.repository';
 import { BillingRunDto, newRun } from './dto/billing-run.dto';
+
+/** How many missed days the scheduler runs at once, oldest first (a server down longer catches up the rest later). */
+export const MAX_CATCH_UP_DAYS = 62;
 
 /** What a run reports for a subscriber an unexpected error kept from being billed (the error itself is logged). */
 export const UNBILLABLE_REASON = "could not be billed: an internal error, logged with this run's id";
@@ -77,31 +81,44 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     await this.finish(run, leaseId, BillingRunStatus.Failed, { error: error.message });
   }
 
-  /** The day's scheduled run of every tenant with services, once the hour has come. */
+  /**
+   * The scheduled runs: for every tenant with services, one run per day from the day after its last scheduled run
+   * to today (today's once the hour has come), oldest first, so the days a stopped server missed are billed when it
+   * is back: of those, the days that are a billing day of one of the tenant's profiles, at most MAX_CATCH_UP_DAYS
+   * back.
+   */
   private async schedule(): Promise<void> {
-    const now = this.clock.now();
-    if (!this.config.billing.schedulerEnabled || now.getUTCHours() < this.config.billing.runHourUtc) {
+    if (!this.config.billing.schedulerEnabled) {
       return;
     }
-    const day = this.clock.today();
-    for (const tenantId of await this.runs.tenantsToSchedule(this.dataSource.manager, day)) {
-      const run = newRun({
-        id: newId('brun', now),
-        tenantId,
-        asOf: day,
-        dryRun: false,
-        trigger: BillingRunTrigger.Schedule,
-        actor: SYSTEM_SCOPE.actor,
-        requestId: null,
-        at: new Date(),
-      });
-      if (await this.runs.insertScheduled(this.dataSource.manager, run)) {
-        this.logger.log({
-          msg: 'scheduled bill run started',
-          run_id: run.id,
-          tenant_id: tenantId,
-          as_of: day,
+    const now = this.clock.now();
+    const today = this.clock.today();
+    const last = now.getUTCHours() < this.config.billing.runHourUtc ? addDays(today, -1) : today;
+    for (const { tenantId, from, billingDays } of await this.runs.scheduleFrom(this.dataSource.manager, today)) {
+      const first = from < addDays(last, -MAX_CATCH_UP_DAYS) ? addDays(last, -MAX_CATCH_UP_DAYS) : from;
+      for (let day = first; day <= last; day = addDays(day, 1)) {
+        // A missed day bills only a tenant's billing days; today's run is started whatever the day.
+        if (day !== today && !billingDays.includes(Number(day.slice(8, 10)))) {
+          continue;
+        }
+        const run = newRun({
+          id: newId('brun', now),
+          tenantId,
+          asOf: day,
+          dryRun: false,
+          trigger: BillingRunTrigger.Schedule,
+          actor: SYSTEM_SCOPE.actor,
+          requestId: null,
+          at: new Date(),
         });
+        if (await this.runs.insertScheduled(this.dataSource.manager, run)) {
+          this.logger.log({
+            msg: day === today ? 'scheduled bill run started' : 'missed scheduled bill run started',
+            run_id: run.id,
+            tenant_id: tenantId,
+            as_of: day,
+          });
+        }
       }
     }
   }

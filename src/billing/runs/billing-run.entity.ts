@@ -1,6 +1,9 @@
 import type { Actor } from '../../common/request-context';
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { bigintMoney } from '../../common/money';
 import { Tenant } from '../../gateway';
+import type { InvoiceLine } from '../invoices/invoice.entity';
+import type { AdvanceCharge } from './proration';
 
 export enum BillingRunStatus {
   Running = 'running',
@@ -146,6 +149,76 @@ export class BillingPeriod {
   /** [{service_id, plan_id, amount}]: charged in advance for the period. */
   @Column('jsonb')
   charges: { service_id: string; plan_id: string; amount: number }[];
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}
+
+/**
+ * How far a service is billed: the first day no charge covers yet, and the advance charges whose true-up is still to
+ * come (docs/billing.md, "Billed-through dates"). Written by the bill run and at a service's termination.
+ */
+@Entity('service_billing')
+@Index('ix_service_billing_subscriber', ['tenantId', 'subscriberId'])
+export class ServiceBilling {
+  @ForeignKey(() => Tenant, { name: 'fk_service_billing_tenant' })
+  @PrimaryColumn('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  serviceId: string;
+
+  @Column('text')
+  subscriberId: string;
+
+  /** YYYY-MM-DD: every day before it is charged; null while the service was never billed. */
+  @Column('date', { nullable: true })
+  billedUntil: string | null;
+
+  @Column('jsonb')
+  openCharges: AdvanceCharge[];
+
+  @Column({ type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}
+
+/** What a run issued (or, dry, would issue) to one subscriber: its lines and total, or why it could not. */
+@Entity('billing_run_items')
+@Index('uq_billing_run_items_subscriber', ['runId', 'subscriberId'], { unique: true })
+@Index('ix_billing_run_items_run_created', ['tenantId', 'runId', 'createdAt', 'id'])
+export class BillingRunItem {
+  @ForeignKey(() => Tenant, { name: 'fk_billing_run_items_tenant' })
+  @PrimaryColumn('text')
+  tenantId: string;
+
+  @PrimaryColumn('text')
+  id: string;
+
+  @ForeignKey(() => BillingRun, { name: 'fk_billing_run_items_run' })
+  @Column('text')
+  runId: string;
+
+  @Column('text')
+  subscriberId: string;
+
+  @Column('text')
+  currency: string;
+
+  @Column('jsonb')
+  lines: InvoiceLine[];
+
+  /** The lines' sum: below zero, a credit was (or would be) issued instead of an invoice. */
+  @Column('bigint', { transformer: bigintMoney })
+  total: number;
+
+  @Column('text', { nullable: true })
+  invoiceId: string | null;
+
+  @Column('text', { nullable: true })
+  creditId: string | null;
+
+  @Column('text', { nullable: true })
+  error: string | null;
 
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -12,7 +12,13 @@ import {
 } from '../../common/swagger/api-envelope';
 import { ApiExampleBody } from '../../common/swagger/api-types';
 import { BillingRunsService } from './billing-runs.service';
-import { BillingRunDto, CreateBillingRunDto, ListBillingRunsQueryDto } from './dto/billing-run.dto';
+import { PageQueryDto } from '../../common/pagination';
+import {
+  BillingRunDto,
+  BillingRunItemDto,
+  CreateBillingRunDto,
+  ListBillingRunsQueryDto,
+} from './dto/billing-run.dto';
 
 @ApiTags('Billing')
 @ApiBearerAuth()
@@ -26,7 +32,7 @@ export class BillingRunsController {
   @ApiOperation({
     summary: 'Start a bill run',
     description:
-      'Invoices every subscriber whose billing day is as_of for the period starting that day, with proration of the previous period; carried out in the background (poll the run). A (subscriber, period) is billed once, whatever runs repeat or overlap.',
+      "Bills every subscriber whose billing day is as_of: each service from the day it is billed until (its billed-through date) to the next billing day in advance, the days before as_of not yet billed in arrears, plan changes and terminations trued up, and the subscriber's pending charges; carried out in the background (poll the run, read what it issued per subscriber at /billing-runs/{id}/items). A (subscriber, day) is billed once, whatever runs repeat or overlap. 422 `validation_failed` on `as_of` when a real run's day has not come yet (a dry run may look 62 days ahead).",
   })
   @ApiEnvelope(BillingRunDto, { status: 202 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, ...IDEMPOTENCY_ERRORS)
@@ -52,6 +58,23 @@ export class BillingRunsController {
     @Query() query: ListBillingRunsQueryDto,
   ): Promise<Page<BillingRunDto>> {
     return (await this.runs.list(auth.tenantId, query)).map((run) => BillingRunDto.from(run));
+  }
+
+  @Get(':id/items')
+  @RequireScopes('billing:read')
+  @ApiOperation({
+    description:
+      'Lists what a run issued per subscriber (a dry run: what it would issue), oldest first, paginated by cursor: the lines (plans in advance, arrears, true-up credits, pending charges), the total, and the invoice or credit created, or why the subscriber could not be billed. 404 `not_found` for an unknown run.',
+    summary: "A bill run's invoices per subscriber, with their lines",
+  })
+  @ApiEnvelope(BillingRunItemDto, { list: true })
+  @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')
+  async listBillingRunItems(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<BillingRunItemDto>> {
+    return (await this.runs.items(auth.tenantId, id, query)).map((item) => BillingRunItemDto.from(item));
   }
 
   @Get(':id')

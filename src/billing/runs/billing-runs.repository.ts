@@ -4,18 +4,16 @@ import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { paginate, type PageQueryDto } from '../../common/pagination';
-import { recordsetInsert } from '../../database/entity-columns';
-import { Invoice } from '../invoices/invoice.entity';
-import { Transaction } from '../transactions/transaction.entity';
-import type { LedgerEntryType } from '../ledger/ledger-entry.entity';
-import { BillingPeriod, BillingRun, BillingRunStatus } from './billing-run.entity';
-import type { PlanInfo, PlanPeriod } from './proration';
+import { subscriberProfileOn } from '../profiles/billing-profiles.repository';
+import { BillingPeriod, BillingRun, BillingRunItem, BillingRunStatus } from './billing-run.entity';
+import type { AdvanceCharge, PlanInfo, PlanPeriod, ServiceBillingState } from './proration';
 
 /** A subscriber due on a run's day, with the profile it is billed through. */
 export interface DueSubscriber {
   subscriberId: string;
   currency: string;
   paymentTermsDays: number;
+  billingDay: number;
 }
 
 /** A batch's due subscribers and where the walk through the tenant goes on (null: it is over). */
@@ -39,31 +37,34 @@ export interface ServiceRow {
   activatedAt: Date | null;
   terminatedAt: Date | null;
   updatedAt: Date;
+  /** The service's billing state (service_billing); null until first billed. */
+  billedUntil: string | null;
+  openCharges: AdvanceCharge[];
 }
 
-export interface LedgerRow {
-  id: string;
-  tenantId: string;
-  subscriberId: string;
-  currency: string;
-  type: LedgerEntryType;
-  amount: number;
-  sourceId: string;
-  createdAt: Date;
-}
+/**
+ * Services with something to bill (`v`, its service_billing row `sb` left-joined; `start`: the earliest day a
+ * never-billed service is charged from): active and suspended ones, and ended ones with a charge to true up or days
+ * before their termination not billed yet.
+ */
+const billableService = (start: string) => `(v.status IN ('active', 'suspended')
+  OR jsonb_array_length(sb.open_charges) > 0
+  OR (v.status = 'terminated' AND v.activated_at IS NOT NULL
+      AND (v.terminated_at AT TIME ZONE 'UTC')::date > COALESCE(sb.billed_until, ${start}::date)))`;
 
-/** Services that bill, or billed during the previous period (`start`: its first day's parameter). */
-const billableService = (
-  start: string,
-) => `(v.status IN ('active', 'suspended') OR v.terminated_at >= ${start}::date OR
-  (v.status = 'terminated' AND v.activated_at >= ${start}::date))`;
+const SERVICE_BILLING_JOIN = `LEFT JOIN service_billing sb ON sb.tenant_id = v.tenant_id AND sb.service_id = v.id`;
+
+/** The subscriber `s` has something to bill: such a service, or a pending charge. */
+const HAS_BILLABLE = (start: string) => `((SELECT true FROM services v ${SERVICE_BILLING_JOIN}
+      WHERE v.tenant_id = $1 AND v.subscriber_id = s.id AND ${billableService(start)} LIMIT 1)
+    OR (SELECT true FROM charges c WHERE c.tenant_id = $1 AND c.subscriber_id = s.id AND c.status = 'pending'
+      LIMIT 1))`;
 
 /** The due subscribers of tenant $1 (previous period from $2, billing day $3). */
 const DUE_SQL = `FROM subscribers s
-  JOIN billing_profiles p ON p.tenant_id = s.tenant_id AND p.id = COALESCE(s.billing_profile_id,
-    (SELECT d.id FROM billing_profiles d WHERE d.tenant_id = $1 AND d.is_default))
+  JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
   WHERE s.tenant_id = $1 AND s.status <> 'archived' AND p.billing_day = $3::int
-    AND EXISTS (SELECT 1 FROM services v WHERE v.tenant_id = $1 AND v.subscriber_id = s.id AND ${billableService('$2')})`;
+    AND ${HAS_BILLABLE('$2')}`;
 
 /** …not yet billed for the period starting $4. */
 const NOT_BILLED = `NOT EXISTS (SELECT 1 FROM billing_periods bp
@@ -76,20 +77,16 @@ const NOT_BILLED = `NOT EXISTS (SELECT 1 FROM billing_periods bp
  * subscriber, in the (tenant_id, id) order the batch walks, and the scan stops at the LIMIT.
  */
 const DUE_BATCH_SQL = `FROM subscribers s
-  JOIN billing_profiles p ON p.tenant_id = s.tenant_id AND p.id = COALESCE(s.billing_profile_id,
-    (SELECT d.id FROM billing_profiles d WHERE d.tenant_id = $1 AND d.is_default))
+  JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
   WHERE s.tenant_id = $1 AND s.id > $5 AND s.status <> 'archived' AND p.billing_day = $3::int
-    AND (SELECT true FROM services v WHERE v.tenant_id = $1 AND v.subscriber_id = s.id AND ${billableService('$2')}
-          LIMIT 1)
+    AND ${HAS_BILLABLE('$2')}
     AND (SELECT true FROM billing_periods bp
           WHERE bp.tenant_id = $1 AND bp.subscriber_id = s.id AND bp.period_start = $4::date) IS NULL`;
 
-const INSERT_INVOICES = recordsetInsert(Invoice, 'invoices');
-const INSERT_CREDITS = recordsetInsert(Transaction, 'transactions');
-
 /**
- * The only place billing_runs and billing_periods are written, and the bill run's reads: due subscribers, their
- * services, plans and plan history (provisioning's tables, read only), and the batch's set-based writes.
+ * The only place billing_runs, billing_periods, service_billing and billing_run_items are written, and the bill run's
+ * reads: due subscribers, their services, plans and plan history (provisioning's tables, read only). Invoices,
+ * ledger entries, credits and charges are written by their own repositories.
  */
 @Injectable()
 export class BillingRunsRepository {
@@ -138,17 +135,29 @@ export class BillingRunsRepository {
     return paginate(qb, query);
   }
 
-  /** Tenants with services and no scheduled run on `day` yet: the scheduler's work. */
-  /** Tenants with services and no scheduled run on `day` yet: the scheduler's work (one probe per tenant, by index). */
-  async tenantsToSchedule(manager: EntityManager, day: string): Promise<string[]> {
-    const rows: { id: string }[] = await manager.query(
-      `SELECT t.id FROM tenants t
+  /**
+   * The scheduler's work up to `today`: per tenant with services, the day after its last scheduled run (or `today`
+   * when it never had one), so days a stopped server missed are run too, oldest first.
+   */
+  async scheduleFrom(
+    manager: EntityManager,
+    today: string,
+  ): Promise<{ tenantId: string; from: string; billingDays: number[] }[]> {
+    const rows: { id: string; from_day: string; billing_days: number[] | null }[] = await manager.query(
+      `SELECT t.id, to_char(COALESCE((SELECT max(r.as_of) + 1 FROM billing_runs r
+                                       WHERE r.tenant_id = t.id AND r.trigger = 'schedule'), $1::date), 'YYYY-MM-DD') AS from_day,
+              (SELECT array_agg(DISTINCT p.billing_day) FROM billing_profiles p WHERE p.tenant_id = t.id) AS billing_days
+         FROM tenants t
         WHERE EXISTS (SELECT 1 FROM services v WHERE v.tenant_id = t.id)
           AND NOT EXISTS (SELECT 1 FROM billing_runs r
-                           WHERE r.tenant_id = t.id AND r.as_of = $1::date AND r.trigger = 'schedule')`,
-      [day],
+                           WHERE r.tenant_id = t.id AND r.as_of >= $1::date AND r.trigger = 'schedule')`,
+      [today],
     );
-    return rows.map((row) => row.id);
+    return rows.map((row) => ({
+      tenantId: row.id,
+      from: row.from_day,
+      billingDays: (row.billing_days ?? []).map(Number),
+    }));
   }
 
   /** Takes one running run whose claim is free or ran out, for `leaseMs` by the database's clock. */
@@ -157,7 +166,7 @@ export class BillingRunsRepository {
       `UPDATE billing_runs r SET lease_id = $1, lease_until = now() + make_interval(secs => $2::float8 / 1000)
         WHERE r.id = (SELECT id FROM billing_runs WHERE status = 'running'
                         AND (lease_until IS NULL OR lease_until < now())
-                      ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+                      ORDER BY created_at, as_of, id LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING r.id, r.tenant_id`,
       [leaseId, leaseMs],
     );
@@ -203,6 +212,11 @@ export class BillingRunsRepository {
     return row.due;
   }
 
+  /** Whether the subscriber was billed for the run of `asOf`. */
+  async isBilled(manager: EntityManager, tenantId: string, subscriberId: string, asOf: string): Promise<boolean> {
+    return manager.exists(BillingPeriod, { where: { tenantId, subscriberId, periodStart: asOf } });
+  }
+
   /** Records the run's due count, while the claim holds. */
   async setDue(manager: EntityManager, runId: string, leaseId: string, due: number): Promise<void> {
     await manager.query(`UPDATE billing_runs SET subscribers_due = $3 WHERE id = $1 AND lease_id = $2`, [
@@ -239,8 +253,9 @@ export class BillingRunsRepository {
     }
     const lock =
       locking === 'none' ? '' : locking === 'wait' ? 'FOR UPDATE OF s' : 'FOR UPDATE OF s SKIP LOCKED';
-    const rows: { id: string; currency: string; payment_terms_days: number }[] = await manager.query(
-      `SELECT s.id, p.currency, p.payment_terms_days ${DUE_BATCH_SQL} AND s.id <= $7
+    const rows: { id: string; currency: string; payment_terms_days: number; billing_day: number }[] =
+      await manager.query(
+      `SELECT s.id, p.currency, p.payment_terms_days, p.billing_day ${DUE_BATCH_SQL} AND s.id <= $7
         ORDER BY s.id LIMIT $6 ${lock}`,
       [tenantId, day.previousStart, day.billingDay, day.asOf, afterId, limit, window.last],
     );
@@ -249,6 +264,7 @@ export class BillingRunsRepository {
         subscriberId: row.id,
         currency: row.currency,
         paymentTermsDays: row.payment_terms_days,
+        billingDay: row.billing_day,
       })),
       next: rows.length === limit ? rows[rows.length - 1].id : window.last,
     };
@@ -262,22 +278,84 @@ export class BillingRunsRepository {
     previousStart: string,
   ): Promise<ServiceRow[]> {
     const rows: Record<string, unknown>[] = await manager.query(
-      `SELECT v.id, v.subscriber_id, v.plan_id, v.status, v.activated_at, v.terminated_at, v.updated_at
-         FROM services v
+      `SELECT v.id, v.subscriber_id, v.plan_id, v.status, v.activated_at, v.terminated_at, v.updated_at,
+              to_char(sb.billed_until, 'YYYY-MM-DD') AS billed_until, sb.open_charges
+         FROM services v ${SERVICE_BILLING_JOIN}
         WHERE v.tenant_id = $1 AND v.subscriber_id = ANY($2::text[]) AND ${billableService('$3')}
         ORDER BY v.created_at, v.id`,
       [tenantId, subscriberIds, previousStart],
     );
-    return rows.map((row) => ({
-      id: row.id as string,
-      subscriberId: row.subscriber_id as string,
-      planId: row.plan_id as string,
-      status: row.status as string,
-      activatedAt: row.activated_at as Date | null,
-      terminatedAt: row.terminated_at as Date | null,
-      updatedAt: row.updated_at as Date,
-    }));
+    return rows.map(serviceRow);
   }
+
+  /** These services (ended ones, settled at their termination), whatever they have left to bill. */
+  async servicesByIds(manager: EntityManager, tenantId: string, serviceIds: string[]): Promise<ServiceRow[]> {
+    const rows: Record<string, unknown>[] = await manager.query(
+      `SELECT v.id, v.subscriber_id, v.plan_id, v.status, v.activated_at, v.terminated_at, v.updated_at,
+              to_char(sb.billed_until, 'YYYY-MM-DD') AS billed_until, sb.open_charges
+         FROM services v ${SERVICE_BILLING_JOIN}
+        WHERE v.tenant_id = $1 AND v.id = ANY($2::text[])
+        ORDER BY v.id`,
+      [tenantId, serviceIds],
+    );
+    return rows.map(serviceRow);
+  }
+
+  /** Records how far each service is billed (one statement). */
+  async saveStates(
+    manager: EntityManager,
+    tenantId: string,
+    states: (ServiceBillingState & { subscriberId: string })[],
+    at: Date,
+  ): Promise<void> {
+    if (states.length === 0) {
+      return;
+    }
+    await manager.query(
+      `INSERT INTO service_billing (tenant_id, service_id, subscriber_id, billed_until, open_charges, updated_at)
+       SELECT $1, x.service_id, x.subscriber_id, x.billed_until, x.open_charges, $3
+         FROM jsonb_to_recordset($2::jsonb) AS x(service_id text, subscriber_id text, billed_until date, open_charges jsonb)
+       ON CONFLICT (tenant_id, service_id) DO UPDATE
+         SET billed_until = EXCLUDED.billed_until, open_charges = EXCLUDED.open_charges, updated_at = EXCLUDED.updated_at`,
+      [
+        tenantId,
+        JSON.stringify(
+          states.map((state) => ({
+            service_id: state.serviceId,
+            subscriber_id: state.subscriberId,
+            billed_until: state.billedUntil,
+            open_charges: state.openCharges,
+          })),
+        ),
+        at,
+      ],
+    );
+  }
+
+  /** What a run issued per subscriber (a dry run's rewritten whenever it starts over). */
+  async insertItems(manager: EntityManager, items: BillingRunItem[]): Promise<void> {
+    if (items.length > 0) {
+      await manager.insert(BillingRunItem, items);
+    }
+  }
+
+  async deleteItems(manager: EntityManager, runId: string): Promise<void> {
+    await manager.delete(BillingRunItem, { runId });
+  }
+
+  itemsPage(
+    manager: EntityManager,
+    tenantId: string,
+    runId: string,
+    query: PageQueryDto,
+  ): Promise<Page<BillingRunItem>> {
+    const qb = manager
+      .getRepository(BillingRunItem)
+      .createQueryBuilder('item')
+      .where('item.tenantId = :tenantId AND item.runId = :runId', { tenantId, runId });
+    return paginate(qb, query, 'oldest');
+  }
+
 
   /** The plans set on these services (completed activate and change_plan orders), oldest first. */
   async planChanges(
@@ -313,24 +391,6 @@ export class BillingRunsRepository {
     }));
   }
 
-  /** What the previous period's run charged these subscribers in advance. */
-  async previousPeriods(
-    manager: EntityManager,
-    tenantId: string,
-    subscriberIds: string[],
-    previousStart: string,
-  ): Promise<BillingPeriod[]> {
-    return manager
-      .getRepository(BillingPeriod)
-      .createQueryBuilder('bp')
-      .where('bp.tenantId = :tenantId AND bp.subscriberId = ANY(:ids) AND bp.periodStart = :previousStart', {
-        tenantId,
-        ids: subscriberIds,
-        previousStart,
-      })
-      .getMany();
-  }
-
   /**
    * Claims the periods: inserts what is not there yet and answers the subscribers whose row this statement wrote. A
    * row a concurrent batch wrote first (committed, or committing while this waits) is left to it.
@@ -363,68 +423,18 @@ export class BillingRunsRepository {
     );
     return new Set(rows.map((row) => row.subscriber_id));
   }
+}
 
-  /** Reserves `count` invoice numbers of the tenant at once; answers the first. */
-  async reserveInvoiceNumbers(manager: EntityManager, tenantId: string, count: number): Promise<number> {
-    const [row]: { last_number: number }[] = await manager.query(
-      `INSERT INTO invoice_counters (tenant_id, last_number) VALUES ($1, $2)
-       ON CONFLICT (tenant_id) DO UPDATE SET last_number = invoice_counters.last_number + EXCLUDED.last_number
-       RETURNING last_number`,
-      [tenantId, count],
-    );
-    return row.last_number - count + 1;
-  }
-
-  /** The batch's invoices, one statement. */
-  async insertInvoices(manager: EntityManager, invoices: Invoice[]): Promise<void> {
-    if (invoices.length > 0) {
-      await manager.query(INSERT_INVOICES.sql, INSERT_INVOICES.params(invoices));
-    }
-  }
-
-  /**
-   * The batch's ledger entries and their balances, one statement: each balance row is raised by an upsert (one per
-   * subscriber and currency in a batch) and its entry records the balance after. A balance past MAX_AMOUNT breaks the
-   * balance's CHECK and the batch (then billed one subscriber at a time, the one at fault reported).
-   */
-  async postMany(manager: EntityManager, entries: LedgerRow[]): Promise<void> {
-    if (entries.length === 0) {
-      return;
-    }
-    await manager.query(
-      `WITH input AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, tenant_id text, subscriber_id text, currency text,
-           type text, amount bigint, source_id text, created_at timestamptz)),
-       balance AS (
-         INSERT INTO subscriber_balances (tenant_id, subscriber_id, currency, balance)
-         SELECT tenant_id, subscriber_id, currency, amount FROM input
-         ON CONFLICT (tenant_id, subscriber_id, currency)
-           DO UPDATE SET balance = subscriber_balances.balance + EXCLUDED.balance
-         RETURNING tenant_id, subscriber_id, currency, balance)
-       INSERT INTO ledger_entries (tenant_id, id, subscriber_id, currency, type, amount, balance_after, source_id, created_at)
-       SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.type, i.amount, b.balance, i.source_id, i.created_at
-         FROM input i JOIN balance b USING (tenant_id, subscriber_id, currency)`,
-      [
-        JSON.stringify(
-          entries.map((entry) => ({
-            id: entry.id,
-            tenant_id: entry.tenantId,
-            subscriber_id: entry.subscriberId,
-            currency: entry.currency,
-            type: entry.type,
-            amount: entry.amount,
-            source_id: entry.sourceId,
-            created_at: entry.createdAt,
-          })),
-        ),
-      ],
-    );
-  }
-
-  /** The credits of the batch (lines netting below zero), as credit transactions. */
-  async insertCredits(manager: EntityManager, credits: Transaction[]): Promise<void> {
-    if (credits.length > 0) {
-      await manager.query(INSERT_CREDITS.sql, INSERT_CREDITS.params(credits));
-    }
-  }
+function serviceRow(row: Record<string, unknown>): ServiceRow {
+  return {
+    id: row.id as string,
+    subscriberId: row.subscriber_id as string,
+    planId: row.plan_id as string,
+    status: row.status as string,
+    activatedAt: row.activated_at as Date | null,
+    terminatedAt: row.terminated_at as Date | null,
+    updatedAt: row.updated_at as Date,
+    billedUntil: (row.billed_until as string | null) ?? null,
+    openCharges: (row.open_charges as AdvanceCharge[] | null) ?? [],
+  };
 }

@@ -11,12 +11,16 @@ import { Invoice, InvoiceStatus, PAYABLE_STATUSES } from '../invoices/invoice.en
 import { InvoicesRepository } from '../invoices/invoices.repository';
 import { AllocateDto } from './dto/transaction.dto';
 import { TransactionDto } from './dto/transaction-response.dto';
-import { ALLOCATABLE_KINDS, Transaction } from './transaction.entity';
+import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
 import { TransactionsRepository } from './transactions.repository';
 
-interface Planned {
+/** One allocation to make: an amount to an invoice (locked by the caller), or to the balance when `invoice` is null. */
+export interface PlannedAllocation {
   invoice: Invoice | null;
   amount: number;
+}
+
+interface Planned extends PlannedAllocation {
   field: string;
 }
 
@@ -52,12 +56,17 @@ export class AllocatePaymentUseCase {
           `Only payments and credits can be allocated; this is a ${transaction.kind}.`,
         );
       }
+      if (form === 'strategy') {
+        await this.applyOldestFirst(tx, transaction);
+        return TransactionDto.from(
+          transaction,
+          await this.transactions.allocationsOfTransaction(manager, tenantId, transactionId),
+        );
+      }
       const plan =
         form === 'balance'
           ? [{ invoice: null, amount: dto.amount!, field: 'amount' }]
-          : form === 'invoices'
-            ? await this.planInvoices(manager, transaction, dto)
-            : await this.planOldestFirst(manager, transaction);
+          : await this.planInvoices(manager, transaction, dto);
       const total = plan.reduce((sum, item) => sum + item.amount, 0);
       if (total > transaction.unallocatedAmount) {
         throw new ApiError(
@@ -67,7 +76,7 @@ export class AllocatePaymentUseCase {
         );
       }
       if (plan.length > 0) {
-        await this.apply(tx, transaction, plan);
+        await this.applyPlan(tx, transaction, plan);
       }
       const allocations = await this.transactions.allocationsOfTransaction(manager, tenantId, transactionId);
       return TransactionDto.from(transaction, allocations);
@@ -130,24 +139,36 @@ export class AllocatePaymentUseCase {
     });
   }
 
-  private async planOldestFirst(manager: EntityManager, transaction: Transaction): Promise<Planned[]> {
+  /**
+   * Applies what the transaction (a payment or credit, row-locked or written by the caller's transaction) has not yet
+   * allocated to its subscriber's open and partially paid invoices in its currency, oldest due date first (then
+   * invoice number), until the money or the invoices run out: `strategy: oldest_first`, and auto-apply on receipt
+   * (TransactionsService.create). Locks the invoices in id order after the transaction, the fixed order of every
+   * allocation. Emits what an explicit allocation does (invoice.paid, transaction.allocated); answers the allocations
+   * made, none when nothing was owed.
+   */
+  async applyOldestFirst(tx: Tx, transaction: Transaction): Promise<Allocation[]> {
+    const { manager } = tx;
     const { tenantId, subscriberId, currency } = transaction;
     const candidates = await this.invoices.payableIds(manager, tenantId, subscriberId, currency);
+    if (candidates.length === 0 || transaction.unallocatedAmount === 0) {
+      return [];
+    }
     const locked = await this.invoices.lockManyInIdOrder(manager, tenantId, candidates);
     const payable = [...locked.values()]
       .filter((invoice) => PAYABLE_STATUSES.includes(invoice.status) && invoice.amountDue > 0)
-      .sort((a, b) => (a.dueDate === b.dueDate ? a.number - b.number : a.dueDate < b.dueDate ? -1 : 1));
+      .sort(byDueDate);
     let left = transaction.unallocatedAmount;
-    const plan: Planned[] = [];
+    const plan: PlannedAllocation[] = [];
     for (const invoice of payable) {
       if (left === 0) {
         break;
       }
       const amount = Math.min(left, invoice.amountDue);
-      plan.push({ invoice, amount, field: 'strategy' });
+      plan.push({ invoice, amount });
       left -= amount;
     }
-    return plan;
+    return plan.length === 0 ? [] : this.applyPlan(tx, transaction, plan);
   }
 
   private assertPayable(transaction: Transaction, invoice: Invoice, field: string): void {
@@ -174,7 +195,12 @@ export class AllocatePaymentUseCase {
     }
   }
 
-  private async apply(tx: Tx, transaction: Transaction, plan: Planned[]): Promise<void> {
+  /**
+   * Writes a plan whose rows the caller holds (the transaction, then its invoices): the allocations in one statement,
+   * the transaction's allocated amount, each invoice's amount paid and status (the in-memory entities too), and the
+   * events: invoice.paid for each invoice it pays in full, then transaction.allocated. Answers the allocations.
+   */
+  async applyPlan(tx: Tx, transaction: Transaction, plan: PlannedAllocation[]): Promise<Allocation[]> {
     const { manager } = tx;
     const now = new Date();
     const allocations = await this.transactions.insertAllocations(
@@ -219,5 +245,11 @@ export class AllocatePaymentUseCase {
         allocations: allocations.map((a) => ({ id: a.id, invoice_id: a.invoiceId, amount: a.amount })),
       },
     });
+    return allocations;
   }
+}
+
+/** Oldest due date first, then the lower invoice number: the order money is applied in. */
+export function byDueDate(a: Invoice, b: Invoice): number {
+  return a.dueDate === b.dueDate ? a.number - b.number : a.dueDate < b.dueDate ? -1 : 1;
 }

@@ -29,6 +29,10 @@ export const TRANSACTION_SOURCES = Object.values(TransactionSource);
 @Index('ix_transactions_tenant_source_created', ['tenantId', 'source', 'createdAt', 'id'])
 @Index('ix_transactions_tenant_occurred', ['tenantId', 'occurredAt'])
 @Index('uq_transactions_external_id', ['tenantId', 'externalId'], { unique: true })
+// Money not yet applied, per account: what auto-apply and dunning look up (most transactions are fully applied).
+@Index('ix_transactions_unallocated', ['tenantId', 'subscriberId', 'currency'], {
+  where: `"kind" IN ('payment', 'credit') AND "amount" > "allocated_amount" + "refunded_amount"`,
+})
 @Check('chk_transactions_kind', `"kind" IN ('payment', 'credit', 'debit', 'refund')`)
 @Check('chk_transactions_source', `"source" IN ('external', 'adjustment')`)
 @Check(

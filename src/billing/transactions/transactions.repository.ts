@@ -3,14 +3,18 @@ import { EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { paginate } from '../../common/pagination';
+import { recordsetInsert } from '../../database/entity-columns';
 import { ListTransactionsQueryDto } from './dto/transaction.dto';
-import { Allocation, Transaction } from './transaction.entity';
+import { subscriberProfileOn } from '../profiles/billing-profiles.repository';
+import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
 
 /** A transaction's stored fields: the entity without what it computes. */
 export type TransactionRow = Omit<Transaction, 'unallocatedAmount'>;
 
 /** The transaction columns a write changes (the entity's property names). */
 export type TransactionColumn = keyof TransactionRow;
+
+const INSERT_TRANSACTIONS = recordsetInsert(Transaction, 'transactions');
 
 /** The only place the transactions and allocations tables are read and written. */
 @Injectable()
@@ -82,6 +86,41 @@ export class TransactionsRepository {
     return paginate(qb, query);
   }
 
+  /**
+   * The payments and credits with money not yet applied, of these accounts (subscriber and currency) of the tenant,
+   * whose subscriber's billing profile (its own, else the tenant's default; none counts as on) has auto_apply on:
+   * row-locked in id order, so two callers queue instead of deadlocking. One statement, served by the partial index of
+   * unallocated money; no rows when none of the accounts has any.
+   */
+  lockAutoApplicable(
+    manager: EntityManager,
+    tenantId: string,
+    accounts: { subscriberId: string; currency: string }[],
+  ): Promise<Transaction[]> {
+    if (accounts.length === 0) {
+      return Promise.resolve([]);
+    }
+    return manager
+      .createQueryBuilder(Transaction, 't')
+      .where('t.tenantId = :tenantId', { tenantId })
+      .andWhere('t.kind IN (:...kinds)', { kinds: ALLOCATABLE_KINDS })
+      .andWhere('t.amount > t.allocatedAmount + t.refundedAmount')
+      .andWhere(
+        '(t.subscriberId, t.currency) IN (SELECT * FROM unnest(CAST(:subscribers AS text[]), CAST(:currencies AS text[])))',
+        {
+          subscribers: accounts.map((account) => account.subscriberId),
+          currencies: accounts.map((account) => account.currency),
+        },
+      )
+      .andWhere(
+        `COALESCE((SELECT p.auto_apply FROM subscribers s JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
+          WHERE s.tenant_id = t.tenant_id AND s.id = t.subscriber_id), true)`,
+      )
+      .orderBy('t.id', 'ASC')
+      .setLock('pessimistic_write')
+      .getMany();
+  }
+
   /** Writes the allocations in one statement; returns them as entities. */
   async insertAllocations(manager: EntityManager, rows: Allocation[]): Promise<Allocation[]> {
     const allocations = rows.map((row) => manager.create(Allocation, row));
@@ -107,5 +146,12 @@ export class TransactionsRepository {
       where: { tenantId, invoiceId },
       order: { createdAt: 'ASC', id: 'ASC' },
     });
+  }
+
+  /** Several transactions in one statement (a bill run batch's credits). */
+  async insertMany(manager: EntityManager, rows: TransactionRow[]): Promise<void> {
+    if (rows.length > 0) {
+      await manager.query(INSERT_TRANSACTIONS.sql, INSERT_TRANSACTIONS.params(rows as Transaction[]));
+    }
   }
 }

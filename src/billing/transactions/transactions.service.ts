@@ -1,26 +1,32 @@
 import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService } from '../../events';
-import { SubscribersService } from '../../subscribers';
+import { SubscribersService, type Subscriber } from '../../subscribers';
+import { ChargeSource } from '../charges/charge.entity';
+import { ChargesService } from '../charges/charges.service';
 import { LedgerEntryType } from '../ledger/ledger-entry.entity';
 import { LedgerService } from '../ledger/ledger.service';
+import { BillingProfilesService } from '../profiles/billing-profiles.service';
+import { AllocatePaymentUseCase } from './allocate-payment.usecase';
 import { CreateTransactionDto, ListTransactionsQueryDto } from './dto/transaction.dto';
 import { TransactionDto } from './dto/transaction-response.dto';
-import { Allocation, Transaction, TransactionKind } from './transaction.entity';
+import { ALLOCATABLE_KINDS, Allocation, Transaction, TransactionKind } from './transaction.entity';
 import { TransactionRow, TransactionsRepository } from './transactions.repository';
 
-/** How each kind moves what the subscriber owes: payments and credits lower it, debits and refunds raise it. */
-const LEDGER_SIGN: Record<TransactionKind, { type: LedgerEntryType; sign: 1 | -1 }> = {
+/**
+ * How each kind moves what the subscriber owes: payments and credits lower it, refunds raise it. A debit is owed once
+ * an invoice carries it (a pending charge), so it enters the ledger with that invoice.
+ */
+const LEDGER_SIGN: Record<Exclude<TransactionKind, TransactionKind.Debit>, { type: LedgerEntryType; sign: 1 | -1 }> = {
   [TransactionKind.Payment]: { type: LedgerEntryType.Payment, sign: -1 },
   [TransactionKind.Credit]: { type: LedgerEntryType.Credit, sign: -1 },
-  [TransactionKind.Debit]: { type: LedgerEntryType.Debit, sign: 1 },
   [TransactionKind.Refund]: { type: LedgerEntryType.Refund, sign: 1 },
 };
 
@@ -33,6 +39,9 @@ export class TransactionsService {
     private readonly subscribers: SubscribersService,
     private readonly ledger: LedgerService,
     private readonly transactions: TransactionsRepository,
+    private readonly allocator: AllocatePaymentUseCase,
+    private readonly profiles: BillingProfilesService,
+    private readonly charges: ChargesService,
   ) {}
 
   async create(auth: AuthContext, dto: CreateTransactionDto): Promise<TransactionDto> {
@@ -48,10 +57,17 @@ export class TransactionsService {
     if (!isRefund && dto.refund_of !== undefined) {
       throw new ApiError('validation_failed', 'refund_of is only for refunds.', 'refund_of');
     }
+    if (dto.auto_apply !== undefined && !ALLOCATABLE_KINDS.includes(dto.kind)) {
+      throw new ApiError('validation_failed', 'auto_apply is only for payments and credits.', 'auto_apply');
+    }
     try {
       return await this.tx.run(auth, async (tx) => {
         const { manager } = tx;
-        await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id');
+        // Money that really moved (a payment, a refund of one) is recorded for an archived subscriber too.
+        const received = dto.kind === TransactionKind.Payment || isRefund;
+        const subscriber = await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id', {
+          archived: received ? 'allowed' : 'refused',
+        });
         const row: TransactionRow = {
           id: newId('txn'),
           tenantId,
@@ -75,6 +91,24 @@ export class TransactionsService {
           await this.drawRefund(tx, row);
         }
         const transaction = await this.transactions.insert(manager, row);
+        await this.events.append(tx, {
+          tenantId,
+          type: 'transaction.created',
+          subjectId: transaction.id,
+          object: TransactionDto.from(transaction),
+        });
+        // Auto-apply (docs/billing.md): the money pays what is owed at once, oldest due first. It locks invoices, so
+        // it runs before the ledger posting, whose balance row is always the last lock taken.
+        const allocatable = ALLOCATABLE_KINDS.includes(transaction.kind);
+        const allocations =
+          allocatable && (dto.auto_apply ?? (await this.autoApplyOf(manager, tenantId, subscriber)))
+            ? await this.allocator.applyOldestFirst(tx, transaction)
+            : [];
+        if (transaction.kind === TransactionKind.Debit) {
+          // A debit is owed once an invoice carries it: it becomes a pending charge (docs/billing.md, "Charges").
+          await this.debitCharge(tx, subscriber, transaction);
+          return TransactionDto.from(transaction);
+        }
         const { type, sign } = LEDGER_SIGN[transaction.kind];
         await this.ledger.post(manager, {
           tenantId,
@@ -84,13 +118,7 @@ export class TransactionsService {
           amount: sign * transaction.amount,
           sourceId: transaction.id,
         });
-        await this.events.append(tx, {
-          tenantId,
-          type: 'transaction.created',
-          subjectId: transaction.id,
-          object: TransactionDto.from(transaction),
-        });
-        return TransactionDto.from(transaction);
+        return TransactionDto.from(transaction, allocatable ? allocations : undefined);
       });
     } catch (error) {
       if (isUniqueViolation(error, 'uq_transactions_external_id')) {
@@ -102,6 +130,31 @@ export class TransactionsService {
       }
       throw error;
     }
+  }
+
+  /** The pending charge a debit makes, under the subscriber's lock, in its billing profile's currency. */
+  private async debitCharge(tx: Tx, subscriber: Subscriber, debit: Transaction): Promise<void> {
+    const { manager } = tx;
+    await this.subscribers.lockIn(manager, debit.tenantId, subscriber.id);
+    const profile = await this.profiles.profileFor(manager, debit.tenantId, subscriber.billingProfileId);
+    if (profile && profile.currency !== debit.currency) {
+      throw new ApiError(
+        'currency_mismatch',
+        `Subscriber ${subscriber.id} is billed in ${profile.currency}; the debit is in ${debit.currency}.`,
+        'currency',
+      );
+    }
+    await this.charges.record(tx, {
+      tenantId: debit.tenantId,
+      subscriberId: subscriber.id,
+      serviceId: null,
+      description: debit.description ?? `Debit ${debit.reference ?? debit.id}`,
+      unitAmount: debit.amount,
+      quantity: 1,
+      currency: debit.currency,
+      source: ChargeSource.Debit,
+      sourceId: debit.id,
+    });
   }
 
   async getById(
@@ -118,6 +171,11 @@ export class TransactionsService {
 
   list(tenantId: string, query: ListTransactionsQueryDto): Promise<Page<Transaction>> {
     return this.transactions.page(this.dataSource.manager, tenantId, query);
+  }
+
+  /** The subscriber's billing profile's auto_apply (its own profile, else the tenant's default); true with neither. */
+  private async autoApplyOf(manager: EntityManager, tenantId: string, subscriber: Subscriber): Promise<boolean> {
+    return (await this.profiles.profileFor(manager, tenantId, subscriber.billingProfileId))?.autoApply ?? true;
   }
 
   /** A refund draws on its payment's unallocated, unrefunded remainder, under the payment's row lock. */

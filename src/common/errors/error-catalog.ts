@@ -72,6 +72,11 @@ export const ERROR_CATALOG = {
     status: 409,
     description: 'The record cannot move from its state to the one asked.',
   },
+  balance_outstanding: {
+    status: 409,
+    description:
+      'The subscriber still owes money (a balance above 0 in some currency): collect it or write its invoices off first.',
+  },
   idempotency_request_in_progress: {
     status: 409,
     description: 'A request with this idempotency key is still being processed.',

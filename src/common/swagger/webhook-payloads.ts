@@ -53,6 +53,7 @@ const FAMILIES: Record<string, Family> = {
     object: 'BillingProfileDto',
     details: { changed_fields: CHANGED_FIELDS },
   },
+  charge: { name: 'ChargeEventPayload', object: 'ChargeDto' },
   invoice: {
     name: 'InvoiceEventPayload',
     object: 'InvoiceDto',
@@ -62,6 +63,22 @@ const FAMILIES: Record<string, Family> = {
         format: 'int32',
         minimum: 1,
         description: 'On `invoice.overdue`: whole days since the due date.',
+      },
+      offset_days: {
+        type: 'integer',
+        format: 'int32',
+        minimum: -60,
+        maximum: 365,
+        description:
+          "On `invoice.reminder`: the offset of the billing profile's reminder_offsets it is for, in days from the due date (negative: before it).",
+      },
+      amount_due: {
+        type: 'integer',
+        format: 'int64',
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          'On `invoice.reminder`: what is really owed on the invoice, in minor units: its amount due less the money received and not yet applied that covers it.',
       },
     },
   },

@@ -13,6 +13,9 @@ import { RecurringBillingAutomation1795800000000 } from './1795800000000-Recurri
 import { NetworkSessions1795900000000 } from './1795900000000-NetworkSessions';
 import { ClaimInStatement1796000000000 } from './1796000000000-ClaimInStatement';
 import { InvoiceVoidReason1796100000700 } from './1796100000700-InvoiceVoidReason';
+import { BilledThroughAndCharges1796200000000 } from './1796200000000-BilledThroughAndCharges';
+import { InvoiceWriteOff1796200000100 } from './1796200000100-InvoiceWriteOff';
+import { AutoApplyReminders1796200000200 } from './1796200000200-AutoApplyReminders';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -31,4 +34,7 @@ export const MIGRATIONS = [
   NetworkSessions1795900000000,
   ClaimInStatement1796000000000,
   InvoiceVoidReason1796100000700,
+  BilledThroughAndCharges1796200000000,
+  InvoiceWriteOff1796200000100,
+  AutoApplyReminders1796200000200,
 ];

@@ -15,6 +15,39 @@ export class InvoiceLineDto {
   })
   unit_amount: number;
   @ApiMoney({ example: 4999, signed: true, description: 'quantity × unit_amount' }) amount: number;
+  @ApiProperty({
+    required: false,
+    example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description:
+      'The service the line bills: on plan, proration and credit lines, and on charges of a service.',
+  })
+  service_id?: string;
+  @ApiProperty({
+    required: false,
+    example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The plan the line prices (plan, proration and credit lines).',
+  })
+  plan_id?: string;
+  @ApiProperty({
+    required: false,
+    example: 'chg_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The pending charge this line invoiced (GET /subscribers/{id}/charges).',
+  })
+  charge_id?: string;
+  @ApiProperty({
+    required: false,
+    format: 'date',
+    example: '2026-12-01',
+    description: 'The first day the line bills (YYYY-MM-DD), on plan, proration and credit lines.',
+  })
+  period_start?: string;
+  @ApiProperty({
+    required: false,
+    format: 'date',
+    example: '2026-12-31',
+    description: 'The last day the line bills, inclusive (YYYY-MM-DD).',
+  })
+  period_end?: string;
 }
 
 @ApiSchema({
@@ -30,7 +63,7 @@ export class InvoiceDto {
   @ApiProperty({
     enum: INVOICE_STATUSES,
     description:
-      'draft (not yet owed) → open → partially_paid → paid as allocations reach the total; void while nothing is allocated.',
+      'draft (not yet owed) → open → partially_paid → paid as allocations reach the total; void while nothing is allocated; written_off when what was still due is written off as uncollectable (owed no more, takes no allocations).',
   })
   status: string;
   @ApiProperty({ type: [InvoiceLineDto] }) lines: InvoiceLineDto[];
@@ -76,6 +109,29 @@ export class InvoiceDto {
       'Why the invoice was voided (the `reason` of POST /invoices/{id}/void); null when none was given.',
   })
   void_reason: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description:
+      'When what was due was written off (POST /invoices/{id}/write-off); null unless written_off.',
+  })
+  written_off_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    maxLength: 500,
+    description: 'Why the invoice was written off, as the write-off gave it; null unless written_off.',
+  })
+  write_off_reason: string | null;
+  @ApiMoney({
+    nullable: true,
+    example: null,
+    description:
+      'What was written off: the amount due at that moment (total − amount_paid then), in minor units of `currency`; null unless written_off.',
+  })
+  amount_written_off: number | null;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
   @ApiProperty({ type: [AllocationDto], required: false, description: 'On GET /invoices/{id}.' })
@@ -99,6 +155,9 @@ export class InvoiceDto {
       paid_at: invoice.paidAt?.toISOString() ?? null,
       voided_at: invoice.voidedAt?.toISOString() ?? null,
       void_reason: invoice.voidReason,
+      written_off_at: invoice.writtenOffAt?.toISOString() ?? null,
+      write_off_reason: invoice.writeOffReason ?? null,
+      amount_written_off: invoice.amountWrittenOff ?? null,
       created_at: invoice.createdAt.toISOString(),
       updated_at: invoice.updatedAt.toISOString(),
       ...(allocations ? { allocations: allocations.map(AllocationDto.from) } : {}),

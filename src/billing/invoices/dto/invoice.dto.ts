@@ -87,6 +87,19 @@ export class VoidInvoiceDto {
   reason?: string;
 }
 
+@ApiSchema({ description: 'Why what an invoice still asks is written off.' })
+export class WriteOffInvoiceDto {
+  @ApiProperty({
+    example: 'customer moved away; collection agency gave up',
+    minLength: 1,
+    maxLength: 500,
+    description:
+      'Why the amount due is written off as uncollectable: kept on the invoice (`write_off_reason`) and in `invoice.written_off`.',
+  })
+  @IsFreeText(500, { required: true })
+  reason: string;
+}
+
 export class ListInvoicesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   @Optional()

@@ -29,7 +29,7 @@ export class LedgerEntryDto {
   @ApiProperty({ example: 'led_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({
     enum: Object.values(LedgerEntryType),
-    description: 'What posted it: an invoice issued or voided, or a transaction of that kind.',
+    description: 'What posted it: an invoice issued, voided or written off, or a transaction of that kind.',
   })
   type: string;
   @ApiProperty({ example: 'USD' }) currency: string;
@@ -43,7 +43,8 @@ export class LedgerEntryDto {
   balance_after: number;
   @ApiProperty({
     example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
-    description: 'The invoice (invoice, invoice_voided) or transaction (the other types) that posted it.',
+    description:
+      'The invoice (invoice, invoice_voided, write_off) or transaction (the other types) that posted it.',
   })
   source_id: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;

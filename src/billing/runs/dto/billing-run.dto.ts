@@ -2,11 +2,18 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsIn } from 'class-validator';
 import type { Actor } from '../../../common/request-context';
 import { PageQueryDto } from '../../../common/pagination';
-import { ApiInteger } from '../../../common/swagger/api-types';
+import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 import { addDays, MAX_DAY } from '../../../common/dates';
 import { IsDateOnly, IsNotAfterDay } from '../../../common/validation/is-date-only';
 import { MAX_PAYMENT_TERMS_DAYS } from '../../profiles/dto/billing-profile.dto';
-import { BILLING_RUN_STATUSES, BillingRun, BillingRunStatus, BillingRunTrigger } from '../billing-run.entity';
+import { InvoiceLineDto } from '../../invoices/dto/invoice-response.dto';
+import {
+  BILLING_RUN_STATUSES,
+  BillingRun,
+  BillingRunItem,
+  BillingRunStatus,
+  BillingRunTrigger,
+} from '../billing-run.entity';
 import { Optional } from '../../../common/validation/optional';
 
 /** The latest as_of: its period (a month) and its invoices' due dates (up to MAX_PAYMENT_TERMS_DAYS) end by MAX_DAY. */
@@ -172,4 +179,61 @@ export function newRun(fields: {
     createdAt: fields.at,
     updatedAt: fields.at,
   });
+}
+
+@ApiSchema({
+  description:
+    'What a bill run issued to one subscriber (a dry run: what it would issue): the lines, their total, and the invoice or credit created, or why it could not be billed.',
+})
+export class BillingRunItemDto {
+  @ApiProperty({ example: 'bri_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
+  @ApiProperty({ example: 'brun_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The run.' }) billing_run_id: string;
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber billed.' })
+  subscriber_id: string;
+  @ApiProperty({ example: 'EUR', description: "ISO 4217 code: the subscriber's billing profile's." }) currency: string;
+  @ApiProperty({ type: [InvoiceLineDto], description: 'The lines, as the invoice carries them.' })
+  lines: InvoiceLineDto[];
+  @ApiMoney({
+    example: 4999,
+    signed: true,
+    description: 'The sum of the lines, in minor units; below zero a credit is issued instead of an invoice.',
+  })
+  total: number;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'The invoice issued; null in a dry run, for a credit, or when the subscriber could not be billed.',
+  })
+  invoice_id: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description: 'The credit transaction issued when the lines netted below zero; null otherwise.',
+  })
+  credit_id: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description: 'Why the subscriber could not be billed (also in the run’s errors); null when it was.',
+  })
+  error: string | null;
+  @ApiProperty({ example: '2026-12-01T06:00:00.000Z', description: 'When the run wrote it.' }) created_at: string;
+
+  static from(item: BillingRunItem): BillingRunItemDto {
+    return {
+      id: item.id,
+      billing_run_id: item.runId,
+      subscriber_id: item.subscriberId,
+      currency: item.currency,
+      lines: item.lines,
+      total: item.total,
+      invoice_id: item.invoiceId,
+      credit_id: item.creditId,
+      error: item.error,
+      created_at: item.createdAt.toISOString(),
+    };
+  }
 }

@@ -1,6 +1,12 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { AllocationDto } from './allocation.dto';
-import { Allocation, Transaction, TRANSACTION_KINDS, TRANSACTION_SOURCES } from '../transaction.entity';
+import {
+  ALLOCATABLE_KINDS,
+  Allocation,
+  Transaction,
+  TRANSACTION_KINDS,
+  TRANSACTION_SOURCES,
+} from '../transaction.entity';
 import type { Metadata } from '../../../common/metadata';
 import { ApiMetadata, ApiMoney } from '../../../common/swagger/api-types';
 
@@ -58,11 +64,22 @@ export class TransactionDto {
   @ApiMetadata({ example: { gateway: 'stripe' } }) metadata: Metadata;
   @ApiMoney({ example: 2500, description: 'Sum of its allocations to invoices and the balance.' })
   allocated_amount: number;
-  @ApiMoney({ example: 2499, description: 'amount − allocated − refunded.' }) unallocated_amount: number;
+  @ApiMoney({
+    example: 2499,
+    nullable: true,
+    description:
+      'On a payment or credit: amount − allocated − refunded, what is left to apply. null on a debit (it becomes a pending charge the next invoice carries) or a refund: they are not applied.',
+  })
+  unallocated_amount: number | null;
   @ApiMoney({ example: 0, description: 'On a payment: the sum of the refunds naming it; else 0.' })
   refunded_amount: number;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
-  @ApiProperty({ type: [AllocationDto], required: false, description: 'On GET one and on allocate.' })
+  @ApiProperty({
+    type: [AllocationDto],
+    required: false,
+    description:
+      'On GET one and on allocate; on POST /transactions of a payment or credit, what auto-apply applied (empty when nothing).',
+  })
   allocations?: AllocationDto[];
 
   static from(transaction: Transaction, allocations?: Allocation[]): TransactionDto {
@@ -81,7 +98,7 @@ export class TransactionDto {
       refund_of: transaction.refundOf,
       metadata: transaction.metadata,
       allocated_amount: transaction.allocatedAmount,
-      unallocated_amount: transaction.unallocatedAmount,
+      unallocated_amount: ALLOCATABLE_KINDS.includes(transaction.kind) ? transaction.unallocatedAmount : null,
       refunded_amount: transaction.refundedAmount,
       created_at: transaction.createdAt.toISOString(),
       ...(allocations ? { allocations: allocations.map(AllocationDto.from) } : {}),

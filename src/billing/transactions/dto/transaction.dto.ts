@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsString,
@@ -104,6 +105,15 @@ export class CreateTransactionDto {
   @Optional()
   @IsMetadata()
   metadata?: Metadata;
+
+  @ApiPropertyOptional({
+    example: false,
+    description:
+      "Payments and credits only. true: applied at once to the subscriber's open and partially paid invoices in this currency, oldest due date first (then invoice number), and the answer's `allocations` lists what was applied; false: left unallocated for an operator's POST /transactions/{id}/allocate (dunning still counts it as received; with the profile's auto_apply on, an invoice issued before it is allocated takes it). Default: the `auto_apply` of the subscriber's billing profile (its own, else the tenant's default; true with neither).",
+  })
+  @Optional()
+  @IsBoolean()
+  auto_apply?: boolean;
 }
 
 @ApiSchema({ description: 'One line of an explicit allocation: an invoice and the amount to apply to it.' })
