@@ -1,6 +1,6 @@
 /**
- * `billing.run` (issue: recurring billing): one tenant with `subscribers` subscribers, each with one active service,
- * billed by one bill run of the server under test, on the bench's database. Reported as subscribers/s and its ratio
+ * `billing.run` (issue: recurring billing): one tenant with `subscribers` subscribers, each with one active service
+ * (every second with a pending charge, every fourth with a payment to auto-apply: issue #28), billed by one bill run of the server under test, on the bench's database. Reported as subscribers/s and its ratio
  * to baseline (a)'s requests/s measured in the same run (target ≥ 1.0: a batched run must beat single-row inserts),
  * with the server's peak RSS during the run (target ≤ 300 MB).
  */
@@ -106,7 +106,27 @@ async function seed(db: Client, server: ServerUnderTest, total: number): Promise
       [tenantId, plan.id, old, from, to],
     );
   }
-  await db.query('ANALYZE subscribers; ANALYZE services; ANALYZE billing_periods; ANALYZE invoices');
+  // Issue #28: every second subscriber has a pending charge the run's invoice carries, and every fourth a payment
+  // received and not yet applied, which auto-apply (the profile's default) spends on the new invoice.
+  await db.query(
+    `INSERT INTO charges (tenant_id, id, subscriber_id, service_id, description, quantity, unit_amount, amount, currency,
+       status, source, source_id, period_start, period_end, invoice_id, credit_id, invoiced_at, created_at)
+     SELECT $1, 'chg_BR' || lpad(g::text, 20, '0'), 'sub_BR' || lpad(g::text, 20, '0'), NULL, 'Router', 1, 4900, 4900,
+       'USD', 'pending', 'api', NULL, NULL, NULL, NULL, NULL, NULL, $2::timestamptz
+     FROM generate_series(2, $3::int, 2) AS g`,
+    [tenantId, old, total],
+  );
+  await db.query(
+    `INSERT INTO transactions (tenant_id, id, subscriber_id, kind, source, amount, currency, external_id, reference,
+       description, method, occurred_at, refund_of, metadata, allocated_amount, refunded_amount, created_at)
+     SELECT $1, 'txn_BR' || lpad(g::text, 20, '0'), 'sub_BR' || lpad(g::text, 20, '0'), 'payment', 'external', 2500,
+       'USD', NULL, NULL, NULL, NULL, $2::timestamptz, NULL, '{}'::jsonb, 0, 0, $2::timestamptz
+     FROM generate_series(4, $3::int, 4) AS g`,
+    [tenantId, old, total],
+  );
+  await db.query(
+    'ANALYZE subscribers; ANALYZE services; ANALYZE billing_periods; ANALYZE invoices; ANALYZE charges; ANALYZE transactions',
+  );
   return tenantId;
 }
 

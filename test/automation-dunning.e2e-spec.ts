@@ -24,6 +24,7 @@ import {
   scriptDriver,
   serviceBecomes,
   setDay,
+  setRule,
   settle,
   startAutomationApp,
   statusEvents,
@@ -34,8 +35,11 @@ import {
 import {
   allocate,
   createInvoice,
+  createPayment,
   createTransaction,
+  eventsOf,
   getInvoice,
+  getTransaction,
   voidInvoice,
 } from './support/billing-factory';
 import { expectSuccess } from './support/envelope';
@@ -408,10 +412,12 @@ describe('Automation: dunning', () => {
     }
 
     expectSuccess(await voidInvoice(t, isp.token, toVoid.id));
+    // Left for the allocation by hand below (auto_apply false), as an operator settling this invoice would.
     const credit = await createTransaction(t, isp.token, credited.subscriber.id, {
       kind: 'credit',
       amount: 800,
       currency: 'USD',
+      auto_apply: false,
     });
     expectSuccess(
       await allocate(t, isp.token, credit.id, { allocations: [{ invoice_id: toCredit.id, amount: 800 }] }),
@@ -568,5 +574,200 @@ describe('Automation: dunning', () => {
     for (const invoice of [paid, voided, draft]) {
       expect(await overdueEvents(t, isp.token, invoice.id)).toEqual([]);
     }
+  });
+  describe('judged on what is really owed (issue 28, item 3)', () => {
+    it('should neither flag overdue nor suspend for invoices covered by money received and not yet applied, oldest due first', async () => {
+      const isp = await freshTenant();
+      const day0 = nextMonth(clock);
+      const covered = await activeCustomer(t, isp.token, { profile: { auto_suspend_after_days: 2 } });
+      const short = await activeCustomer(t, isp.token, { profile: { auto_suspend_after_days: 2 } });
+      // Paid in full, but nobody allocated the payment (auto_apply false).
+      const paidFor = await invoiceDue(t, isp.token, covered.subscriber.id, addDays(day0, 1), 3000);
+      const payment = await createPayment(t, isp.token, covered.subscriber.id, 3000, {
+        currency: 'USD',
+        auto_apply: false,
+      });
+      expect(payment).toMatchObject({ unallocated_amount: 3000, allocations: [] });
+      // 1000 received for 3000 owed: it covers the older invoice; the newer one is still owed.
+      const older = await invoiceDue(t, isp.token, short.subscriber.id, addDays(day0, 1), 1000);
+      const newer = await invoiceDue(t, isp.token, short.subscriber.id, addDays(day0, 2), 2000);
+      await createPayment(t, isp.token, short.subscriber.id, 1000, { currency: 'USD', auto_apply: false });
+
+      setDay(clock, addDays(day0, 6));
+      const suspended = await subscriberBecomes(t, isp.token, short.subscriber.id, 'suspended');
+      expect(suspended.suspension_reason).toBe('non_payment');
+      const [overdue] = await eventually(
+        'the newer invoice overdue',
+        () => overdueEvents(t, isp.token, newer.id),
+        (events) => events.length > 0,
+      );
+      expect(overdue.actor).toEqual(automationActor('overdue_invoices'));
+      await overdueSweepRan(t, isp.token, clock);
+
+      expect(await overdueEvents(t, isp.token, older.id)).toEqual([]);
+      expect(await overdueEvents(t, isp.token, paidFor.id)).toEqual([]);
+      expect(await getSubscriber(t, isp.token, covered.subscriber.id)).toMatchObject({
+        status: 'active',
+        suspension_reason: null,
+      });
+      expect(await statusEvents(t, isp.token, covered.subscriber.id)).toEqual([]);
+      expect((await getService(t, isp.token, covered.service.id)).status).toBe('active');
+      // Nothing was allocated for it: the invoice is open, the money waits for the operator.
+      expect((await getInvoice(t, isp.token, paidFor.id)).status).toBe('open');
+      expect((await getTransaction(t, isp.token, payment.id)).unallocated_amount).toBe(3000);
+    });
+
+    it('should restore a subscriber suspended for non-payment once the money received covers what is past due, without an allocation', async () => {
+      const isp = await freshTenant();
+      const day0 = nextMonth(clock);
+      const held = await activeCustomer(t, isp.token, { profile: { auto_suspend_after_days: 1 } });
+      const auto = await activeCustomer(t, isp.token, { profile: { auto_suspend_after_days: 1 } });
+      const heldInvoice = await invoiceDue(t, isp.token, held.subscriber.id, addDays(day0, 1), 2500);
+      const autoInvoice = await invoiceDue(t, isp.token, auto.subscriber.id, addDays(day0, 1), 2500);
+      setDay(clock, addDays(day0, 3));
+      for (const customer of [held, auto]) {
+        await subscriberBecomes(t, isp.token, customer.subscriber.id, 'suspended');
+        await serviceBecomes(t, isp.token, customer.service.id, 'suspended');
+      }
+
+      // Part of it, unallocated: still owed past due, still suspended.
+      await createPayment(t, isp.token, held.subscriber.id, 1000, { currency: 'USD', auto_apply: false });
+      await paidUpRan(t, isp.token, clock);
+      expect(await getSubscriber(t, isp.token, held.subscriber.id)).toMatchObject({
+        status: 'suspended',
+        suspension_reason: 'non_payment',
+      });
+      // The rest, unallocated too: paid up, so paid_up restores it though nobody allocated anything.
+      const rest = await createPayment(t, isp.token, held.subscriber.id, 1500, {
+        currency: 'USD',
+        auto_apply: false,
+      });
+      await subscriberBecomes(t, isp.token, held.subscriber.id, 'active');
+      expect((await moves(isp.token, held.subscriber.id)).at(-1)).toMatchObject({
+        from: 'suspended',
+        to: 'active',
+        actor: automationActor('paid_up'),
+      });
+      await serviceBecomes(t, isp.token, held.service.id, 'active');
+      expect((await getInvoice(t, isp.token, heldInvoice.id)).status).toBe('open');
+      expect((await getTransaction(t, isp.token, rest.id)).unallocated_amount).toBe(1500);
+
+      // With auto-apply (the default) the payment pays the invoice on receipt, and paid_up restores as well.
+      const applied = await createPayment(t, isp.token, auto.subscriber.id, 2500, { currency: 'USD' });
+      expect(applied.allocations?.map((each) => [each.invoice_id, each.amount])).toEqual([
+        [autoInvoice.id, 2500],
+      ]);
+      expect((await getInvoice(t, isp.token, autoInvoice.id)).status).toBe('paid');
+      await subscriberBecomes(t, isp.token, auto.subscriber.id, 'active');
+      await serviceBecomes(t, isp.token, auto.service.id, 'active');
+    });
+  });
+
+  describe('invoice_reminders (issue 28, item 10)', () => {
+    /** The invoice.reminder events of an invoice, oldest first, as {offset_days, amount_due}. */
+    async function reminders(token: string, invoiceId: string) {
+      return (await eventsOf(t, token, invoiceId, 'invoice.reminder')).map((event) => ({
+        offset_days: event.data.offset_days,
+        amount_due: event.data.amount_due,
+      }));
+    }
+
+    it('should send invoice.reminder once per offset of [-3, 1, 7] while the invoice is owed, the latest only for an invoice first seen late, none for one covered', async () => {
+      const isp = await freshTenant();
+      const day0 = nextMonth(clock);
+      const profile = await createBillingProfile(t, isp.token, {
+        reminder_offsets: [-3, 1, 7],
+        auto_suspend_after_days: null,
+      });
+      const subscriber = await createSubscriber(t, isp.token, {
+        status: 'active',
+        billing_profile_id: profile.id,
+      });
+      const dueDate = addDays(day0, 10);
+      const invoice = await invoiceDue(t, isp.token, subscriber.id, dueDate, 5000);
+      // Issued late: due 8 days ago, so the days of offsets 1 and 7 have both passed; one reminder, for 7.
+      const late = await invoiceDue(t, isp.token, subscriber.id, addDays(day0, -8), 1200);
+      // Another subscriber on the profile paid without an allocation: nothing owed, no reminder.
+      const payer = await createSubscriber(t, isp.token, {
+        status: 'active',
+        billing_profile_id: profile.id,
+      });
+      const covered = await invoiceDue(t, isp.token, payer.id, dueDate, 700);
+      await createPayment(t, isp.token, payer.id, 700, { currency: 'USD', auto_apply: false });
+
+      const [first] = await eventually(
+        'the late invoice reminded',
+        () => eventsOf(t, isp.token, late.id, 'invoice.reminder'),
+        (events) => events.length > 0,
+      );
+      expect(first.actor).toEqual(automationActor('invoice_reminders'));
+      expect(first.subject_id).toBe(late.id);
+      expect(first.data.object).toMatchObject({ id: late.id, status: 'open' });
+      expect(await reminders(isp.token, late.id)).toEqual([{ offset_days: 7, amount_due: 1200 }]);
+
+      setDay(clock, addDays(dueDate, -4));
+      await overdueSweepRan(t, isp.token, clock);
+      expect(await reminders(isp.token, invoice.id)).toEqual([]);
+
+      setDay(clock, addDays(dueDate, -3));
+      await eventually(
+        'the reminder 3 days before',
+        () => reminders(isp.token, invoice.id),
+        (sent) => sent.length === 1,
+      );
+      setDay(clock, addDays(dueDate, -2));
+      await overdueSweepRan(t, isp.token, clock);
+      expect(await reminders(isp.token, invoice.id)).toEqual([{ offset_days: -3, amount_due: 5000 }]);
+
+      // A part paid: the next reminders ask for what is left.
+      await pay(t, isp.token, subscriber.id, invoice.id, 2000);
+      setDay(clock, addDays(dueDate, 1));
+      await eventually(
+        'the reminder a day after',
+        () => reminders(isp.token, invoice.id),
+        (sent) => sent.length === 2,
+      );
+      setDay(clock, addDays(dueDate, 5));
+      await overdueSweepRan(t, isp.token, clock);
+      setDay(clock, addDays(dueDate, 7));
+      await eventually(
+        'the reminder a week after',
+        () => reminders(isp.token, invoice.id),
+        (sent) => sent.length === 3,
+      );
+      for (const later of [8, 30]) {
+        setDay(clock, addDays(dueDate, later));
+        await overdueSweepRan(t, isp.token, clock);
+      }
+      expect(await reminders(isp.token, invoice.id)).toEqual([
+        { offset_days: -3, amount_due: 5000 },
+        { offset_days: 1, amount_due: 3000 },
+        { offset_days: 7, amount_due: 3000 },
+      ]);
+      expect(await reminders(isp.token, late.id)).toEqual([{ offset_days: 7, amount_due: 1200 }]);
+      expect(await reminders(isp.token, covered.id)).toEqual([]);
+    });
+
+    it('should send no reminder for a tenant that switched invoice_reminders off', async () => {
+      const quiet = await freshTenant();
+      const loud = await freshTenant();
+      await setRule(t, quiet.token, 'invoice_reminders', false);
+      const day0 = nextMonth(clock);
+      const invoices = [];
+      for (const isp of [quiet, loud]) {
+        const profile = await createBillingProfile(t, isp.token, { reminder_offsets: [1] });
+        const subscriber = await createSubscriber(t, isp.token, { billing_profile_id: profile.id });
+        invoices.push(await invoiceDue(t, isp.token, subscriber.id, addDays(day0, -2), 900));
+      }
+      const [quietInvoice, loudInvoice] = invoices;
+      await eventually(
+        'the other tenant reminded',
+        () => reminders(loud.token, loudInvoice.id),
+        (sent) => sent.length > 0,
+      );
+      await overdueSweepRan(t, quiet.token, clock);
+      expect(await reminders(quiet.token, quietInvoice.id)).toEqual([]);
+      expect(await reminders(loud.token, loudInvoice.id)).toEqual([{ offset_days: 1, amount_due: 900 }]);
+    });
   });
 });

@@ -5,8 +5,7 @@ import {
   type BillingTenant,
   createBillingTenant,
   createInvoice,
-  createPayment,
-  createTransaction,
+  byHand,
   getBalance,
   getInvoice,
   getTransaction,
@@ -20,6 +19,9 @@ import {
 import { expectError, expectSuccess } from './support/envelope';
 import { ISO_MS } from './support/subscriber-factory';
 import { type TestApp } from './support/test-app';
+
+/** This suite allocates by hand: its payments and credits wait unallocated (auto_apply false). */
+const { createPayment, createTransaction } = byHand;
 
 describe('Billing: allocation', () => {
   let t: TestApp;

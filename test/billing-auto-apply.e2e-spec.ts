@@ -66,7 +66,7 @@ describe('Billing: auto-apply', () => {
       expect(tieLow.number).toBeLessThan(tieHigh.number);
 
       const payment = await postPayment(a.token, subscriberId, 1500);
-      expect(payment).toMatchObject({ allocated_amount: 1500, unallocated_amount: 0 });
+      expect(payment).toMatchObject({ allocated_amount: 1500, unallocated_amount: 0, auto_apply: true });
       expect(
         payment.allocations!.map(({ invoice_id, amount, target }) => ({ invoice_id, amount, target })),
       ).toEqual([
@@ -92,7 +92,11 @@ describe('Billing: auto-apply', () => {
       const [allocated, ...more] = await eventsOf(t, a.token, payment.id, 'transaction.allocated');
       expect(more).toEqual([]);
       expect(allocated.data.allocations).toEqual(
-        payment.allocations!.map((each) => ({ id: each.id, invoice_id: each.invoice_id, amount: each.amount })),
+        payment.allocations!.map((each) => ({
+          id: each.id,
+          invoice_id: each.invoice_id,
+          amount: each.amount,
+        })),
       );
       expect(await eventsOf(t, a.token, first.id, 'invoice.paid')).toHaveLength(1);
       expect(await eventsOf(t, a.token, tieLow.id, 'invoice.paid')).toHaveLength(1);
@@ -121,9 +125,19 @@ describe('Billing: auto-apply', () => {
       const older = await invoiceDue(a.token, subscriberId, 600, '2031-01-01');
       const newer = await invoiceDue(a.token, subscriberId, 600, '2031-02-01');
       const payment = await postPayment(a.token, subscriberId, 600, { auto_apply: false });
-      expect(payment).toMatchObject({ allocated_amount: 0, unallocated_amount: 600, allocations: [] });
+      expect(payment).toMatchObject({
+        allocated_amount: 0,
+        unallocated_amount: 600,
+        auto_apply: false,
+        allocations: [],
+      });
       expect(await paidState(a.token, older)).toEqual({ status: 'open', amount_paid: 0, amount_due: 600 });
       expect(await eventsOf(t, a.token, payment.id, 'transaction.allocated')).toEqual([]);
+
+      // An invoice issued meanwhile does not take it either: it waits for the operator.
+      const issued = await invoiceDue(a.token, subscriberId, 600, '2030-12-01');
+      expect(await paidState(a.token, issued)).toEqual({ status: 'open', amount_paid: 0, amount_due: 600 });
+      expect(await getTransaction(t, a.token, payment.id)).toMatchObject({ unallocated_amount: 600 });
 
       // The operator pays the newer one by hand.
       expectSuccess(
@@ -145,10 +159,19 @@ describe('Billing: auto-apply', () => {
       const refund = await postTransaction(
         t,
         a.token,
-        transactionBody(subscriberId, { kind: 'refund', refund_of: payment.id, amount: 100, auto_apply: false }),
+        transactionBody(subscriberId, {
+          kind: 'refund',
+          refund_of: payment.id,
+          amount: 100,
+          auto_apply: false,
+        }),
       );
       expectError(refund, 422, 'validation_failed', 'auto_apply');
-      const notBoolean = await postTransaction(t, a.token, transactionBody(subscriberId, { auto_apply: 'yes' }));
+      const notBoolean = await postTransaction(
+        t,
+        a.token,
+        transactionBody(subscriberId, { auto_apply: 'yes' }),
+      );
       expectError(notBoolean, 422, 'validation_failed', 'auto_apply');
     });
 
@@ -158,10 +181,15 @@ describe('Billing: auto-apply', () => {
       expect(manual.auto_apply).toBe(false);
       const own = await createSubscriber(t, isp.token, { billing_profile_id: manual.id });
       const ownInvoice = await invoiceDue(isp.token, own.id, 500, '2031-01-01');
-      expect(await postPayment(isp.token, own.id, 500)).toMatchObject({ allocated_amount: 0, allocations: [] });
+      expect(await postPayment(isp.token, own.id, 500)).toMatchObject({
+        allocated_amount: 0,
+        allocations: [],
+      });
       expect(await paidState(isp.token, ownInvoice)).toMatchObject({ status: 'open' });
       const forced = await postPayment(isp.token, own.id, 500, { auto_apply: true });
-      expect(forced.allocations!.map((each) => [each.invoice_id, each.amount])).toEqual([[ownInvoice.id, 500]]);
+      expect(forced.allocations!.map((each) => [each.invoice_id, each.amount])).toEqual([
+        [ownInvoice.id, 500],
+      ]);
 
       // Without a profile of its own, the tenant default's setting applies; with neither, auto-apply is on.
       const bare = await createSubscriber(t, isp.token);
@@ -203,7 +231,10 @@ describe('Billing: auto-apply', () => {
 
     it('should apply what is left when a draft is finalized, and answer the allocations', async () => {
       const subscriberId = await newSubscriberId(t, a.token);
-      const draft = await createInvoice(t, a.token, subscriberId, 1200, { draft: true, due_date: '2031-01-01' });
+      const draft = await createInvoice(t, a.token, subscriberId, 1200, {
+        draft: true,
+        due_date: '2031-01-01',
+      });
       const credit = await postPayment(a.token, subscriberId, 500, { kind: 'credit', source: 'adjustment' });
       // A draft is not owed yet: the credit waits.
       expect(credit).toMatchObject({ allocated_amount: 0, allocations: [] });
@@ -225,9 +256,16 @@ describe('Billing: auto-apply', () => {
       const isp = await createTenantWithToken(t, ['subscribers:*', 'billing:*', 'events:read']);
       const manual = await createBillingProfile(t, isp.token, { auto_apply: false });
       const subscriber = await createSubscriber(t, isp.token, { billing_profile_id: manual.id });
-      const credit = await postPayment(isp.token, subscriber.id, 500, { kind: 'credit', source: 'adjustment' });
+      const credit = await postPayment(isp.token, subscriber.id, 500, {
+        kind: 'credit',
+        source: 'adjustment',
+      });
       const invoice = await invoiceDue(isp.token, subscriber.id, 800, '2031-01-01');
-      expect(await paidState(isp.token, invoice)).toEqual({ status: 'open', amount_paid: 0, amount_due: 800 });
+      expect(await paidState(isp.token, invoice)).toEqual({
+        status: 'open',
+        amount_paid: 0,
+        amount_due: 800,
+      });
       expect(await getTransaction(t, isp.token, credit.id)).toMatchObject({ unallocated_amount: 500 });
 
       const bare = await newSubscriberId(t, a.token);

@@ -4,8 +4,7 @@ import {
   type BillingTenant,
   createBillingTenant,
   createInvoice,
-  createPayment,
-  createTransaction,
+  byHand,
   type CurrencyBalance,
   finalizeInvoice,
   getBalance,
@@ -21,6 +20,9 @@ import { expectError, expectList, expectSuccess } from './support/envelope';
 import { bearer } from './support/factories';
 import { ISO_MS } from './support/subscriber-factory';
 import { type TestApp } from './support/test-app';
+
+/** Its payments and credits wait unallocated (auto_apply false), so the sums move only with the allocations made here. */
+const { createPayment, createTransaction } = byHand;
 
 describe('Billing: balance and ledger', () => {
   let t: TestApp;

@@ -4,14 +4,16 @@ import {
   type BillingTenant,
   createBillingTenant,
   createInvoice,
-  createPayment,
+  byHand,
   getBalance,
   getInvoice,
   getTransaction,
+  invoiceBody,
   type LedgerEntryRecord,
   listAll,
   listIds,
   newSubscriberId,
+  postInvoice,
   postTransaction,
   transactionBody,
   voidInvoice,
@@ -36,6 +38,9 @@ function expectNo5xx(results: Response[]): void {
     .map((res) => `${res.status} ${JSON.stringify(res.body)}`);
   expect(crashed).toEqual([]);
 }
+
+/** Its payments wait unallocated (auto_apply false) for the racing allocations and refunds under test. */
+const { createPayment } = byHand;
 
 describe('Billing: concurrency', () => {
   let t: TestApp;
@@ -174,6 +179,58 @@ describe('Billing: concurrency', () => {
         allocated += after.allocated_amount;
       }
       expect(allocated).toBe(500);
+    });
+  });
+
+  describe('auto-apply under concurrency', () => {
+    it('should apply 30 payments racing on receipt exactly up to what is owed, oldest due first, never over-paying', async () => {
+      const subscriberId = await newSubscriberId(t, a.token);
+      const older = await createInvoice(t, a.token, subscriberId, 1000, { due_date: '2099-01-01' });
+      const newer = await createInvoice(t, a.token, subscriberId, 550, { due_date: '2099-02-01' });
+      const body = transactionBody(subscriberId, { amount: 100 });
+
+      const results = await Promise.all(Array.from({ length: 30 }, () => postTransaction(t, a.token, body)));
+
+      expectNo5xx(results);
+      expect(statuses(results)).toEqual(Array(30).fill(201));
+      expect(await getInvoice(t, a.token, older.id)).toMatchObject({ status: 'paid', amount_paid: 1000 });
+      expect(await getInvoice(t, a.token, newer.id)).toMatchObject({ status: 'paid', amount_paid: 550 });
+      let applied = 0;
+      for (const res of results) {
+        const after = await getTransaction(t, a.token, res.body.data.id);
+        expect(after.allocated_amount + after.unallocated_amount).toBe(100);
+        expect(after.allocations).toEqual(res.body.data.allocations);
+        applied += after.allocated_amount;
+      }
+      expect(applied).toBe(1550);
+      expect(await getBalance(t, a.token, subscriberId)).toMatchObject({
+        balance: 1550 - 3000,
+        open_invoices_due: 0,
+        unallocated_credit: 3000 - 1550,
+      });
+    });
+
+    it('should let every payment meet the invoice issued at the same moment, whichever commits first', async () => {
+      const subscriberId = await newSubscriberId(t, a.token);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          i % 2
+            ? postTransaction(t, a.token, transactionBody(subscriberId, { amount: 100 }))
+            : postInvoice(
+                t,
+                a.token,
+                invoiceBody(subscriberId, {
+                  lines: [{ description: 'Service', quantity: 1, unit_amount: 100 }],
+                }),
+              ),
+        ),
+      );
+
+      expectNo5xx(results);
+      expect(statuses(results)).toEqual(Array(20).fill(201));
+      // Ten invoices of 100 and ten payments of 100: each payment found an invoice, or the invoice found it.
+      const balance = await getBalance(t, a.token, subscriberId);
+      expect(balance).toMatchObject({ balance: 0, open_invoices_due: 0, unallocated_credit: 0 });
     });
   });
 

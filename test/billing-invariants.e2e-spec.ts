@@ -36,7 +36,15 @@ type Op =
     }
   | { type: 'finalize'; pick: number }
   | { type: 'void'; pick: number }
-  | { type: 'transaction'; kind: 'payment' | 'credit' | 'debit'; sub: number; cur: number; amount: number }
+  | {
+      type: 'transaction';
+      kind: 'payment' | 'credit' | 'debit';
+      sub: number;
+      cur: number;
+      amount: number;
+      /** A payment or credit left for an allocation by hand (auto_apply false); else auto-applied. */
+      hold: boolean;
+    }
   | { type: 'refund'; pick: number; amount: number; flip: number }
   | { type: 'allocate'; pick: number; items: { pick: number; amount: number }[]; anyInvoice: boolean }
   | { type: 'balance'; pick: number; amount: number }
@@ -70,6 +78,7 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
       sub: fc.nat(),
       cur: fc.nat(),
       amount: fc.integer({ min: 1, max: 4000 }),
+      hold: fc.boolean(),
     }),
   },
   {
@@ -212,6 +221,7 @@ describe('Billing: invariants under a random sequence of operations', () => {
                 source: op.kind === 'payment' ? 'external' : 'adjustment',
                 amount: op.amount,
                 currency,
+                ...(op.hold && op.kind !== 'debit' ? { auto_apply: false } : {}),
               });
               if (res.status === 201) {
                 transactions.push({ id: res.body.data.id, kind: op.kind, subscriberId, currency });
@@ -343,6 +353,24 @@ describe('Billing: invariants under a random sequence of operations', () => {
         const res = await request(t.http).get('/api/v1/invoices');
         expect(res.status).toBe(401);
         expect(res.body.error.code).toBe('authentication_required');
+      });
+
+      it('should never leave auto-applicable money unapplied while an invoice of its subscriber and currency is owed', () => {
+        // Auto-apply: money received pays open invoices at once, and an invoice issued takes the money waiting. Only
+        // payments and credits recorded with auto_apply false may wait beside an open invoice.
+        const waiting = allTransactions.filter((txn) => txn.auto_apply && (txn.unallocated_amount ?? 0) > 0);
+        const owed = new Set(
+          allInvoices
+            .filter(
+              (invoice) => ['open', 'partially_paid'].includes(invoice.status) && invoice.amount_due > 0,
+            )
+            .map((invoice) => `${invoice.subscriber_id}/${invoice.currency}`),
+        );
+        expect(owed.size).toBeGreaterThan(0);
+        expect(allTransactions.some((txn) => txn.auto_apply && txn.allocated_amount > 0)).toBe(true);
+        expect(
+          waiting.filter((txn) => owed.has(`${txn.subscriber_id}/${txn.currency}`)).map((txn) => txn.id),
+        ).toEqual([]);
       });
 
       it('should keep allocated + unallocated + refunded = amount, never negative, for every transaction', () => {

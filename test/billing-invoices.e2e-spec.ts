@@ -326,7 +326,7 @@ describe('Billing: invoices', () => {
 
     it('should answer 409 invalid_state_transition for a partially paid invoice and change nothing', async () => {
       const invoice = await createInvoice(t, a.token, a.subscriberId, 1000);
-      const payment = await createPayment(t, a.token, a.subscriberId, 300);
+      const payment = await createPayment(t, a.token, a.subscriberId, 300, { auto_apply: false });
       expectSuccess(
         await allocate(t, a.token, payment.id, { allocations: [{ invoice_id: invoice.id, amount: 300 }] }),
       );
@@ -340,7 +340,7 @@ describe('Billing: invoices', () => {
 
     it('should answer 409 invalid_state_transition for a paid invoice', async () => {
       const invoice = await createInvoice(t, a.token, a.subscriberId, 400);
-      const payment = await createPayment(t, a.token, a.subscriberId, 400);
+      const payment = await createPayment(t, a.token, a.subscriberId, 400, { auto_apply: false });
       expectSuccess(
         await allocate(t, a.token, payment.id, { allocations: [{ invoice_id: invoice.id, amount: 400 }] }),
       );
@@ -367,8 +367,8 @@ describe('Billing: invoices', () => {
 
     it('should return the invoice with its allocations, oldest first', async () => {
       const invoice = await createInvoice(t, a.token, a.subscriberId, 1000);
-      const first = await createPayment(t, a.token, a.subscriberId, 250);
-      const second = await createPayment(t, a.token, a.subscriberId, 300);
+      const first = await createPayment(t, a.token, a.subscriberId, 250, { auto_apply: false });
+      const second = await createPayment(t, a.token, a.subscriberId, 300, { auto_apply: false });
       expectSuccess(
         await allocate(t, a.token, first.id, { allocations: [{ invoice_id: invoice.id, amount: 250 }] }),
       );
@@ -433,7 +433,7 @@ describe('Billing: invoices', () => {
       await sleep(5);
       otherSubscriberInvoice = await createInvoice(t, list.token, other, 800, { due_date: PAST_DATE });
 
-      const payment = await createPayment(t, list.token, sub, 800);
+      const payment = await createPayment(t, list.token, sub, 800, { auto_apply: false });
       expectSuccess(
         await allocate(t, list.token, payment.id, {
           allocations: [

@@ -56,6 +56,11 @@ describe('Billing profiles', () => {
         payment_terms_days: 14,
         auto_suspend_after_days: null,
         is_default: false,
+        auto_apply: true,
+        reminder_offsets: [],
+        late_fee: null,
+        reconnection_fee: null,
+        fees_before_restoration: false,
         created_at: expect.stringMatching(ISO_MS),
         updated_at: res.body.data.created_at,
       });

@@ -273,21 +273,25 @@ const CASES: Case[] = [
     literal: { '04-01': { total: 1000, amounts: [1000] } },
   },
   {
-    name: 'first run long after activation (02-20): the whole previous period (31 of 31 days) charged, then April',
+    // Issue #28: a service never billed is charged from its activation, at most two months back (NEVER_BILLED_MONTHS),
+    // each period's days by that period: activated 01-20, first billed 04-01: all of February, all of March (each a
+    // full period, so leap years do not matter), then April in advance.
+    name: 'first run long after activation (01-20): the two periods before the run charged in full, then April',
     plans: { A: { price: 3100 } },
     steps: [
-      { on: '02-20', op: 'activate', plan: 'A' },
+      { on: '01-20', op: 'activate', plan: 'A' },
       { on: '04-01', op: 'run' },
     ],
     expect: (n, y) => ({
       '04-01': {
         invoice: [
+          chargeLine(n.A, 3100, `${y}-02-01`, `${y}-02-${febDays(y)}`, febDays(y)),
           chargeLine(n.A, 3100, `${y}-03-01`, `${y}-03-31`, N_MARCH),
           periodLine(n.A, 3100, `${y}-04-01`),
         ],
       },
     }),
-    literal: { '04-01': { total: 6200, amounts: [3100, 3100] } },
+    literal: { '04-01': { total: 9300, amounts: [3100, 3100, 3100] } },
   },
   {
     name: 'plan change A → B on the billing day itself, before the run: March untouched, April in advance on B',
@@ -338,6 +342,11 @@ const CASES: Case[] = [
 function share(name: string, price: number, asOf: string, days: number, planDays: number): InvoiceLine {
   const amount = prorate(price, days, planDays);
   return { ...periodLine(name, amount, asOf), unit_amount: amount, amount };
+}
+
+/** Days of February in year `y`. */
+function febDays(y: number): number {
+  return new Date(Date.UTC(y, 2, 0)).getUTCDate();
 }
 
 describe('Bill runs: proration', () => {

@@ -128,7 +128,10 @@ describe('Bill runs (scheduler off)', () => {
         paid_at: null,
       });
       expect(invoice.due_date).toBe(addDays(asOf, 10));
-      expect(baseLines(invoice.lines)).toEqual([periodLine(fiber.name, 2500, asOf), periodLine(tv.name, 1200, asOf)]);
+      expect(baseLines(invoice.lines)).toEqual([
+        periodLine(fiber.name, 2500, asOf),
+        periodLine(tv.name, 1200, asOf),
+      ]);
       // The period's last day is shown inclusive: 15 May to 14 June.
       expect(invoice.lines.map((line) => line.description)).toEqual([
         `${fiber.name}, ${y}-05-15 to ${y}-06-14`,
@@ -413,7 +416,9 @@ describe('Bill runs (scheduler off)', () => {
       // Its previous period [06-04, 07-04) had 30 days, all on the plan; 06-04..07-03 was billed in advance from
       // 06-03 (period [06-03, 07-03)), and the day 07-03 never: whatever the proration, the new period is in advance.
       expect(after[1]).toMatchObject({ currency: 'EUR', due_date: `${y}-07-07` });
-      expect(baseLines(after[1].lines)[after[1].lines.length - 1]).toEqual(periodLine(plan.name, 4100, onDay4));
+      expect(baseLines(after[1].lines)[after[1].lines.length - 1]).toEqual(
+        periodLine(plan.name, 4100, onDay4),
+      );
       expect(next.is_default).toBe(true);
     });
 

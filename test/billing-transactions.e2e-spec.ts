@@ -64,7 +64,10 @@ describe('Billing: transactions', () => {
         allocated_amount: 0,
         unallocated_amount: 4999,
         refunded_amount: 0,
+        auto_apply: true,
         created_at: expect.stringMatching(ISO_MS),
+        // Auto-apply found nothing owed (the subscriber has no open invoice).
+        allocations: [],
       });
       expect(Date.parse(res.body.data.occurred_at)).toBeGreaterThanOrEqual(before - 1000);
       expect(Date.parse(res.body.data.occurred_at)).toBeLessThanOrEqual(Date.now() + 1000);
@@ -348,7 +351,8 @@ describe('Billing: transactions', () => {
     it('should limit refunds to what is neither allocated nor already refunded', async () => {
       const subscriberId = await newSubscriberId(t, a.token);
       const invoice = await createInvoice(t, a.token, subscriberId, 1000);
-      const payment = await createPayment(t, a.token, subscriberId, 100);
+      // Not auto-applied: this test allocates part of it by hand.
+      const payment = await createPayment(t, a.token, subscriberId, 100, { auto_apply: false });
       expectSuccess(
         await allocate(t, a.token, payment.id, { allocations: [{ invoice_id: invoice.id, amount: 60 }] }),
       );
@@ -417,7 +421,7 @@ describe('Billing: transactions', () => {
     it('should return the transaction with allocated, unallocated, refunded and its allocations', async () => {
       const subscriberId = await newSubscriberId(t, a.token);
       const invoice = await createInvoice(t, a.token, subscriberId, 1000);
-      const payment = await createPayment(t, a.token, subscriberId, 900);
+      const payment = await createPayment(t, a.token, subscriberId, 900, { auto_apply: false });
       expectSuccess(
         await allocate(t, a.token, payment.id, { allocations: [{ invoice_id: invoice.id, amount: 400 }] }),
       );

@@ -190,7 +190,7 @@ describe('Hardening: event types and webhook patterns', () => {
         .expect(200);
       await createBillingProfile(t, tenant.token);
       const invoice = await createInvoice(t, tenant.token, subscriber.id, 1000);
-      const payment = await createPayment(t, tenant.token, subscriber.id, 1000);
+      const payment = await createPayment(t, tenant.token, subscriber.id, 1000, { auto_apply: false });
       const allocated = await allocate(t, tenant.token, payment.id, {
         allocations: [{ invoice_id: invoice.id, amount: 1000 }],
       });

@@ -43,7 +43,7 @@ describe('Money constraints at the database', () => {
     t = await startBillingApp({ WEBHOOK_WORKER_ENABLED: 'false' });
     tenant = await createBillingTenant(t);
     invoice = await createInvoice(t, tenant.token, tenant.subscriberId, 1000);
-    payment = await createPayment(t, tenant.token, tenant.subscriberId, 1000);
+    payment = await createPayment(t, tenant.token, tenant.subscriberId, 1000, { auto_apply: false });
     const res = await allocate(t, tenant.token, payment.id, {
       allocations: [{ invoice_id: invoice.id, amount: 400 }],
     });
@@ -220,8 +220,9 @@ describe('Money constraints at the database', () => {
     it('should refuse an invoice that would take the open invoices due beyond the largest amount', async () => {
       const other = await createBillingTenant(t);
       await createInvoice(t, other.token, other.subscriberId, MAX);
-      // The ledger balance is back to 0, but the first invoice is still open: both would be owed at once.
-      await createPayment(t, other.token, other.subscriberId, MAX);
+      // The ledger balance is back to 0, but the first invoice is still open (the payment waits for an allocation by
+      // hand): both would be owed at once.
+      await createPayment(t, other.token, other.subscriberId, MAX, { auto_apply: false });
       const res = await postInvoice(
         t,
         other.token,

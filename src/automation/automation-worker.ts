@@ -1,19 +1,18 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { PollingLoop } from '../common/polling-loop';
-import { DataSource } from 'typeorm';
-import { ALLOCATABLE_KINDS, CollectionsService, InvoiceDto, type TransactionKind } from '../billing';
+import { ALLOCATABLE_KINDS, CollectionsService, type TransactionKind } from '../billing';
 import { Clock } from '../common/clock';
-import { daysBetween } from '../common/dates';
 import { isTransactionConflict } from '../common/errors/postgres-errors';
 import { automationScope, SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import { OrderAction, ServicesService } from '../provisioning';
-import { SubscribersService, SubscriberStatus, SuspensionReason, type ChangeStatusDto } from '../subscribers';
+import { SubscribersService, SubscriberStatus, SuspensionReason } from '../subscribers';
 import { TicketsService, type CreateTicketDto } from '../tickets';
 import { AutomationRepository, type LogEvent } from './automation.repository';
+import { DunningSweeps } from './dunning-sweeps';
+import { FeeRules } from './fee-rules';
 import { RULES, type RuleId } from './rules';
 
 const CONSUMER = 'automation';
@@ -42,7 +41,6 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
   private readonly loop = new PollingLoop(this.logger, 'automation pass failed', () => this.pass());
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly tx: TransactionRunner,
@@ -52,6 +50,8 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     private readonly subscribers: SubscribersService,
     private readonly services: ServicesService,
     private readonly tickets: TicketsService,
+    private readonly fees: FeeRules,
+    private readonly dunning: DunningSweeps,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -71,99 +71,12 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async pass(): Promise<void> {
-    await this.sweepOverdue();
-    await this.sweepReminders();
+    await this.dunning.sweepOverdue();
+    await this.dunning.sweepReminders();
+    await this.fees.sweepLateFees();
     while (!this.loop.stopped && (await this.consume())) {
       // a full batch: there may be more
     }
-  }
-
-  /** overdue_invoices: announce each invoice once, then suspend who is past the profile's grace. */
-  private async sweepOverdue(): Promise<void> {
-    const today = this.clock.today();
-    const scope = automationScope('overdue_invoices');
-    await this.tx.run(scope, async (tx) => {
-      const overdue = await this.collections.overdueInvoices(
-        tx.manager,
-        today,
-        BATCH,
-        this.automation.pending('overdue_invoices'),
-      );
-      for (const invoice of overdue) {
-        const first = await this.automation.claimEffect(tx.manager, {
-          tenantId: invoice.tenantId,
-          rule: 'overdue_invoices',
-          subjectId: invoice.id,
-          resultId: null,
-          createdAt: new Date(),
-        });
-        if (first) {
-          await this.events.append(tx, {
-            tenantId: invoice.tenantId,
-            type: 'invoice.overdue',
-            subjectId: invoice.id,
-            object: InvoiceDto.from(invoice),
-            details: { days_overdue: daysBetween(invoice.dueDate, today) },
-          });
-        }
-      }
-    });
-    const suspend: ChangeStatusDto = {
-      status: SubscriberStatus.Suspended,
-      reason: SuspensionReason.NonPayment,
-    };
-    const toSuspend = await this.collections.subscribersToSuspend(
-      this.dataSource.manager,
-      today,
-      BATCH,
-      this.automation.ruleOn('overdue_invoices'),
-    );
-    for (const subscriber of toSuspend) {
-      await this.tx
-        .run(scope, (tx) => this.subscribers.changeStatusIn(tx, subscriber.tenantId, subscriber.id, suspend))
-        .catch((error: Error) =>
-          this.logger.warn({
-            msg: 'non-payment suspension failed',
-            subscriber_id: subscriber.id,
-            err: error.message,
-          }),
-        );
-    }
-  }
-
-  /**
-   * invoice_reminders: one invoice.reminder per invoice and offset of its profile's reminder_offsets, on the day
-   * due_date + offset, while the invoice is really owed. An invoice first seen with several offsets past gets only the
-   * latest (billing's dueReminders answers that one); the earlier ones are never sent after it.
-   */
-  private async sweepReminders(): Promise<void> {
-    const today = this.clock.today();
-    await this.tx.run(automationScope('invoice_reminders'), async (tx) => {
-      const due = await this.collections.dueReminders(
-        tx.manager,
-        today,
-        BATCH,
-        this.automation.pending('invoice_reminders'),
-      );
-      for (const { invoice, offsetDays, amountDue } of due) {
-        const first = await this.automation.claimEffect(tx.manager, {
-          tenantId: invoice.tenantId,
-          rule: 'invoice_reminders',
-          subjectId: `${invoice.id}:${offsetDays}`,
-          resultId: null,
-          createdAt: new Date(),
-        });
-        if (first) {
-          await this.events.append(tx, {
-            tenantId: invoice.tenantId,
-            type: 'invoice.reminder',
-            subjectId: invoice.id,
-            object: InvoiceDto.from(invoice),
-            details: { offset_days: offsetDays, amount_due: amountDue },
-          });
-        }
-      }
-    });
   }
 
   /** One batch of the log; true when it was full. */
@@ -224,8 +137,11 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
         return this.paidUp(tx, event, subscriberId);
       case 'failed_provisioning':
         return this.failedOrder(tx, event, subscriberId);
+      case 'reconnection_fee':
+        return this.fees.reconnected(tx, event, subscriberId);
       case 'overdue_invoices':
       case 'invoice_reminders':
+      case 'late_fee':
       case 'termination_billing':
         // Not event-driven: the sweep and the bill runs apply them.
         return;
@@ -277,7 +193,8 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     if (
       subscriber?.status !== SubscriberStatus.Suspended ||
       subscriber.suspensionReason !== SuspensionReason.NonPayment ||
-      (await this.collections.owesPastDue(tx.manager, event.tenantId, subscriberId, this.clock.today()))
+      (await this.collections.owesPastDue(tx.manager, event.tenantId, subscriberId, this.clock.today())) ||
+      (await this.fees.feesHoldSuspension(tx.manager, subscriber))
     ) {
       return;
     }

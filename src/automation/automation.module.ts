@@ -8,12 +8,14 @@ import { AutomationController } from './automation.controller';
 import { AutomationRepository } from './automation.repository';
 import { AutomationService } from './automation.service';
 import { AutomationWorker } from './automation-worker';
+import { DunningSweeps } from './dunning-sweeps';
+import { FeeRules } from './fee-rules';
 
 /** The rules that tie billing, the network and support together (docs/automation.md). */
 @Module({
   imports: [EventsModule, SubscribersModule, BillingModule, ProvisioningModule, TicketsModule],
   controllers: [AutomationController],
-  providers: [AutomationRepository, AutomationService, AutomationWorker],
+  providers: [AutomationRepository, AutomationService, AutomationWorker, FeeRules, DunningSweeps],
 })
 export class AutomationModule implements OnModuleInit {
   constructor(

@@ -128,6 +128,25 @@ export class AutomationRepository {
     return rows.length > 0;
   }
 
+  /**
+   * The suspension a status change ends: the subscriber's latest move into `suspended` the log holds before `event`,
+   * with the reason it was suspended for; null when there is none.
+   */
+  async suspensionBefore(
+    manager: EntityManager,
+    event: LogEvent,
+    subscriberId: string,
+  ): Promise<{ id: string; reason: string | null } | null> {
+    const rows: { id: string; reason: string | null }[] = await manager.query(
+      `SELECT id, data->'object'->>'suspension_reason' AS reason FROM events
+        WHERE tenant_id = $1 AND subject_id = $2 AND type = 'subscriber.status_changed'
+          AND data->>'to' = 'suspended' AND (tx_id, id) < ($3::bigint, $4)
+        ORDER BY tx_id DESC, id DESC LIMIT 1`,
+      [event.tenantId, subscriberId, event.txId, event.id],
+    );
+    return rows[0] ?? null;
+  }
+
   /** For billing's collections queries: the rule is on for the subject's tenant. */
   ruleOn(rule: RuleId): SubjectFilter {
     return (tenantId) => enabled(tenantId, rule);

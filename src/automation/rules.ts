@@ -25,7 +25,7 @@ export const RULES = [
     id: 'paid_up',
     name: 'Reactivation when paid up',
     description:
-      'After a payment or credit (allocated or not), an allocation, a payment in full, a void or a write-off, a subscriber suspended for non_payment that no longer really owes anything past its due date (past-due amounts less the money received and not yet applied) goes back to active. A manual or fraud suspension is never lifted.',
+      'After a payment or credit (allocated or not), an allocation, a payment in full, a void or a write-off, a subscriber suspended for non_payment that no longer really owes anything past its due date (past-due amounts less the money received and not yet applied) goes back to active; when its billing profile has fees_before_restoration, only once no late fee invoice, fee line or pending fee charge is unpaid either. A manual or fraud suspension is never lifted.',
     triggers: [
       'transaction.allocated',
       'transaction.created',
@@ -42,6 +42,22 @@ export const RULES = [
       "A sweep: an open invoice still really owed gets invoice.reminder on each day due_date + offset of the subscriber's billing profile's reminder_offsets (or the tenant default's), once per invoice and offset, with the offset and the amount owed. When several offsets are due at once (an invoice first seen late), only the latest is sent.",
     triggers: ['schedule'],
     emits: ['invoice.reminder'],
+  },
+  {
+    id: 'late_fee',
+    name: 'Late fees',
+    description:
+      "A sweep: an open invoice still really owed once today is past due_date + after_days of the late_fee of the subscriber's billing profile (or the tenant default's) is charged that late fee, once per invoice: a fixed amount, or a percentage of the overdue amount rounded half up and held within its min_amount and max_amount. The fee is issued at once on an invoice of its own, due after the profile's payment_terms_days, so it can become overdue too; a late fee invoice earns no late fee.",
+    triggers: ['schedule'],
+    emits: ['charge.created', 'invoice.created', 'invoice.finalized'],
+  },
+  {
+    id: 'reconnection_fee',
+    name: 'Reconnection fees',
+    description:
+      "A subscriber suspended for non_payment that is made active again (by paid_up or by hand) is charged the reconnection_fee of its billing profile (or the tenant default's), once per suspension, as a pending charge its next invoice carries.",
+    triggers: ['subscriber.status_changed'],
+    emits: ['charge.created'],
   },
   {
     id: 'termination_billing',

@@ -8,6 +8,7 @@ import { ChargesService } from './charges/charges.service';
 import { UpcomingInvoiceController, UpcomingInvoiceService } from './runs/upcoming-invoice';
 import { CollectionsRepository } from './collections/collections.repository';
 import { CollectionsService } from './collections/collections.service';
+import { FeesService } from './fees/fees.service';
 import { InvoicesController } from './invoices/invoices.controller';
 import { InvoicesRepository } from './invoices/invoices.repository';
 import { InvoicesService } from './invoices/invoices.service';
@@ -60,6 +61,7 @@ import { BillingRunsService } from './runs/billing-runs.service';
     ChargesRepository,
     ChargesService,
     UpcomingInvoiceService,
+    FeesService,
   ],
   exports: [
     InvoicesService,
@@ -69,6 +71,7 @@ import { BillingRunsService } from './runs/billing-runs.service';
     BillingRunner,
     CollectionsService,
     ChargesService,
+    FeesService,
   ],
 })
 export class BillingModule implements OnModuleInit {

@@ -206,7 +206,9 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
       const locked = await this.subscribers.lockInStatus(
         tx.manager,
         completed
-          .filter(({ order }) => order.action === OrderAction.Activate || order.action === OrderAction.Terminate)
+          .filter(
+            ({ order }) => order.action === OrderAction.Activate || order.action === OrderAction.Terminate,
+          )
           .map(({ order }) => order.subscriberId),
         Object.values(SubscriberStatus),
       );

@@ -64,6 +64,8 @@ export const RULE_IDS = [
   'overdue_invoices',
   'paid_up',
   'invoice_reminders',
+  'late_fee',
+  'reconnection_fee',
   'termination_billing',
   'failed_provisioning',
 ] as const;

@@ -73,6 +73,7 @@ export interface TransactionRecord {
   allocated_amount: number;
   unallocated_amount: number;
   refunded_amount: number;
+  auto_apply: boolean;
   created_at: string;
   allocations?: AllocationRecord[];
 }
@@ -210,6 +211,26 @@ export function createPayment(
 ) {
   return createTransaction(t, token, subscriberId, { kind: 'payment', amount, ...overrides });
 }
+
+/**
+ * createPayment and createTransaction for the suites that allocate by hand: a payment or credit is recorded with
+ * `auto_apply: false`, so it waits unallocated for the allocation under test instead of paying the subscriber's open
+ * invoices at once (test/billing-auto-apply.e2e-spec.ts is auto-apply's suite). Debits and refunds are as ever.
+ */
+export const byHand = {
+  createPayment: ((t, token, subscriberId, amount, overrides = {}) =>
+    createPayment(t, token, subscriberId, amount, {
+      auto_apply: false,
+      ...overrides,
+    })) as typeof createPayment,
+  createTransaction: ((t, token, subscriberId, overrides = {}) =>
+    createTransaction(t, token, subscriberId, {
+      ...([undefined, 'payment', 'credit'].includes(overrides.kind as string | undefined)
+        ? { auto_apply: false }
+        : {}),
+      ...overrides,
+    })) as typeof createTransaction,
+};
 
 export async function getTransaction(t: TestApp, token: string, id: string): Promise<TransactionRecord> {
   const res = await request(t.http).get(`/api/v1/transactions/${id}`).set(bearer(token));

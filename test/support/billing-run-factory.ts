@@ -466,8 +466,13 @@ export async function createCustomer(t: TestApp, profile: Body = {}): Promise<Cu
 export { type InvoiceLine, type InvoiceRecord, type TransactionRecord };
 
 /** Invoice lines as text and money only (description, quantity, unit_amount, amount), without their references. */
-export function baseLines<T extends { description: string; quantity: number; unit_amount: number; amount: number }>(
-  lines: T[],
-): { description: string; quantity: number; unit_amount: number; amount: number }[] {
-  return lines.map(({ description, quantity, unit_amount, amount }) => ({ description, quantity, unit_amount, amount }));
+export function baseLines<
+  T extends { description: string; quantity: number; unit_amount: number; amount: number },
+>(lines: T[]): { description: string; quantity: number; unit_amount: number; amount: number }[] {
+  return lines.map(({ description, quantity, unit_amount, amount }) => ({
+    description,
+    quantity,
+    unit_amount,
+    amount,
+  }));
 }

@@ -35,10 +35,13 @@ export const BILLING_PROFILE_KEYS = [
   'billing_day',
   'created_at',
   'currency',
+  'fees_before_restoration',
   'id',
   'is_default',
+  'late_fee',
   'name',
   'payment_terms_days',
+  'reconnection_fee',
   'reminder_offsets',
   'updated_at',
 ];
@@ -87,6 +90,9 @@ export interface BillingProfile {
   is_default: boolean;
   auto_apply: boolean;
   reminder_offsets: number[];
+  late_fee: Record<string, unknown> | null;
+  reconnection_fee: number | null;
+  fees_before_restoration: boolean;
   created_at: string;
   updated_at: string;
 }

@@ -23,7 +23,9 @@ export const CHARGE_SOURCES = Object.values(ChargeSource);
  * issued to the subscriber in its currency carries as a line, then marks invoiced.
  */
 @Entity('charges')
-@ForeignKey('subscribers', ['tenantId', 'subscriberId'], ['tenantId', 'id'], { name: 'fk_charges_subscriber' })
+@ForeignKey('subscribers', ['tenantId', 'subscriberId'], ['tenantId', 'id'], {
+  name: 'fk_charges_subscriber',
+})
 @Index('ix_charges_tenant_subscriber_status', ['tenantId', 'subscriberId', 'status', 'createdAt', 'id'])
 // A debit, a late fee (per invoice) and a reconnection fee (per lifted suspension) make one charge each, however
 // often the rule or the request is retried.
@@ -32,10 +34,7 @@ export const CHARGE_SOURCES = Object.values(ChargeSource);
   where: `"source" IN ('debit', 'late_fee', 'reconnection_fee')`,
 })
 @Check('chk_charges_status', `"status" IN ('pending', 'invoiced')`)
-@Check(
-  'chk_charges_source',
-  `"source" IN ('api', 'debit', 'termination', 'late_fee', 'reconnection_fee')`,
-)
+@Check('chk_charges_source', `"source" IN ('api', 'debit', 'termination', 'late_fee', 'reconnection_fee')`)
 @Check('chk_charges_amount', `"quantity" > 0 AND "amount" = "quantity" * "unit_amount"`)
 @Check('chk_charges_invoiced', `("status" = 'invoiced') = ("invoiced_at" IS NOT NULL)`)
 export class Charge {

@@ -64,11 +64,14 @@ export class ChargesRepository {
     const qb = manager
       .getRepository(Charge)
       .createQueryBuilder('charge')
-      .where('charge.tenantId = :tenantId AND charge.subscriberId = :subscriberId AND charge.status = :status', {
-        tenantId,
-        subscriberId,
-        status,
-      });
+      .where(
+        'charge.tenantId = :tenantId AND charge.subscriberId = :subscriberId AND charge.status = :status',
+        {
+          tenantId,
+          subscriberId,
+          status,
+        },
+      );
     return paginate(qb, query);
   }
 

@@ -51,12 +51,20 @@ export class ChargesService {
     const { tenantId } = auth;
     const quantity = dto.quantity ?? 1;
     if (dto.amount * quantity > MAX_AMOUNT) {
-      throw new ApiError('validation_failed', `amount × quantity exceeds ${MAX_AMOUNT}, the largest amount kept.`, 'amount');
+      throw new ApiError(
+        'validation_failed',
+        `amount × quantity exceeds ${MAX_AMOUNT}, the largest amount kept.`,
+        'amount',
+      );
     }
     if (dto.service_id !== undefined) {
       const service = await this.services.get(tenantId, dto.service_id).catch(() => null);
       if (!service || service.subscriberId !== subscriberId) {
-        throw new ApiError('invalid_reference', `Subscriber ${subscriberId} has no service ${dto.service_id}.`, 'service_id');
+        throw new ApiError(
+          'invalid_reference',
+          `Subscriber ${subscriberId} has no service ${dto.service_id}.`,
+          'service_id',
+        );
       }
     }
     return this.tx.run(auth, async (tx) => {
@@ -83,7 +91,9 @@ export class ChargesService {
       });
       if (dto.invoice_now) {
         await this.invoices.issuePending(tx, subscriber, dto.currency, profile?.paymentTermsDays ?? 0);
-        return ChargeDto.from((await this.charges.findForUpdate(tx.manager, tenantId, subscriberId, charge!.id))!);
+        return ChargeDto.from(
+          (await this.charges.findForUpdate(tx.manager, tenantId, subscriberId, charge!.id))!,
+        );
       }
       return ChargeDto.from(charge!);
     });

@@ -14,6 +14,22 @@ import { ALLOCATABLE_KINDS } from '../transactions/transaction.entity';
  */
 export type SubjectFilter = (tenantId: string, subject: string) => string;
 
+/**
+ * An invoice that earns a late fee: past due_date + the late fee's after_days of its subscriber's profile, without a
+ * late fee yet, and `base`, its overdue amount that a fee is reckoned on, above 0.
+ */
+export interface LateFeeDue {
+  tenantId: string;
+  subscriberId: string;
+  invoiceId: string;
+  number: number;
+  currency: string;
+  base: number;
+}
+
+/** The sources of the charges that are fees (issue 28, item 9). */
+const FEE_SOURCES = sqlList(['late_fee', 'reconnection_fee']);
+
 /** A reminder due: the invoice, the latest offset whose day has come, and what is really owed on it. */
 export interface DueReminder {
   invoice: Invoice;
@@ -181,6 +197,95 @@ export class CollectionsRepository {
       offsetDays: Number(row.offset_days),
       amountDue: Number(row.owed),
     }));
+  }
+
+  /**
+   * Invoices that earn a late fee by `today` and pass `filter` (or, with `only`, that one invoice), oldest due first,
+   * at most `limit`: payable, in the currency of the profile the subscriber bills through (its own, else the tenant's
+   * default), which has a late fee, past due_date + its after_days (before `today`), no late fee charged for it yet,
+   * and a `base` above 0: what is really owed on it (owedCtes) less its own late fee lines (money received pays those
+   * first), so a late fee invoice earns no late fee. A percentage fee without a floor that would round to 0 (base ×
+   * percent < 50) is left out, so a sweep's LIMIT only counts invoices it charges.
+   */
+  async lateFeesDue(
+    manager: EntityManager,
+    today: string,
+    limit: number,
+    filter: SubjectFilter,
+    only?: { tenantId: string; invoiceId: string },
+  ): Promise<LateFeeDue[]> {
+    const rows: {
+      tenant_id: string;
+      id: string;
+      subscriber_id: string;
+      number: number;
+      currency: string;
+      base: string;
+    }[] = await manager.query(
+      `WITH candidates AS (
+         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.lines,
+                p.late_fee_type, p.late_fee_percentage, p.late_fee_min_amount
+           FROM invoices i
+           JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
+           JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
+          WHERE i.status IN (${PAYABLE}) AND p.late_fee_type IS NOT NULL AND p.currency = i.currency
+            AND i.due_date + p.late_fee_after_days < $1::date
+            AND NOT EXISTS (SELECT 1 FROM charges f
+                             WHERE f.tenant_id = i.tenant_id AND f.source = 'late_fee' AND f.source_id = i.id)
+            AND ${only ? 'i.tenant_id = $3 AND i.id = $4' : filter('i.tenant_id', 'i.id')}),
+       ${owedCtes('$1::date')},
+       fee_lines AS (
+         SELECT c.id, SUM((l.line->>'amount')::bigint) AS amount
+           FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
+           JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source = 'late_fee'
+          GROUP BY c.id),
+       based AS (
+         SELECT c.*, LEAST(o.owed, c.total - COALESCE(fl.amount, 0)) AS base
+           FROM candidates c JOIN owed o ON o.id = c.id LEFT JOIN fee_lines fl ON fl.id = c.id)
+       SELECT b.tenant_id, b.id, b.subscriber_id, b.number, b.currency, b.base FROM based b
+        WHERE b.base > 0 AND (b.late_fee_type <> 'percentage' OR b.late_fee_min_amount IS NOT NULL
+                              OR b.base * b.late_fee_percentage >= 50)
+        ORDER BY b.due_date, b.id LIMIT $2`,
+      only ? [today, limit, only.tenantId, only.invoiceId] : [today, limit],
+    );
+    return rows.map((row) => ({
+      tenantId: row.tenant_id,
+      subscriberId: row.subscriber_id,
+      invoiceId: row.id,
+      number: Number(row.number),
+      currency: row.currency,
+      base: Number(row.base),
+    }));
+  }
+
+  /**
+   * Whether the subscriber still owes fees (fees_before_restoration): an open invoice carrying late fee or reconnection
+   * fee lines whose fee part is really owed (owedCtes; money received pays an invoice's fee lines first), or pending
+   * fee charges in a currency beyond the money received and not yet needed by its open invoices.
+   */
+  async owesFees(manager: EntityManager, tenantId: string, subscriberId: string): Promise<boolean> {
+    const [row]: { owes: boolean }[] = await manager.query(
+      `WITH candidates AS (
+         SELECT tenant_id, id, subscriber_id, currency, total, amount_paid, lines FROM invoices
+          WHERE tenant_id = $1 AND subscriber_id = $2 AND status IN (${PAYABLE})),
+       ${owedCtes(null)},
+       fee_invoices AS (
+         SELECT c.id, c.total, SUM((l.line->>'amount')::bigint) AS fees
+           FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
+           JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source IN (${FEE_SOURCES})
+          GROUP BY c.id, c.total),
+       pending AS (
+         SELECT tenant_id, subscriber_id, currency, SUM(amount) AS amount FROM charges
+          WHERE tenant_id = $1 AND subscriber_id = $2 AND status = 'pending' AND source IN (${FEE_SOURCES})
+          GROUP BY tenant_id, subscriber_id, currency)
+       SELECT EXISTS (SELECT 1 FROM fee_invoices f JOIN owed o ON o.id = f.id WHERE o.owed > f.total - f.fees)
+           OR EXISTS (SELECT 1 FROM pending p
+                       WHERE p.amount > ${this.unappliedOf('p.tenant_id', 'p.subscriber_id', 'p.currency')}
+                             - COALESCE((SELECT SUM(c.total - c.amount_paid) FROM candidates c
+                                          WHERE c.currency = p.currency), 0)) AS owes`,
+      [tenantId, subscriberId],
+    );
+    return row.owes;
   }
 
   /** SQL: the money an account has received and not applied (0 when none), for a correlated subquery. */

@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Invoice } from '../invoices/invoice.entity';
-import { CollectionsRepository, type DueReminder, type SubjectFilter } from './collections.repository';
+import {
+  CollectionsRepository,
+  type DueReminder,
+  type LateFeeDue,
+  type SubjectFilter,
+} from './collections.repository';
 
 /**
  * Billing's answers for dunning (overdue invoices, suspension and restoration, reminders), judged on what is really
@@ -34,8 +39,32 @@ export class CollectionsService {
   }
 
   /** Whether the subscriber really owes an invoice past its due date (before `today`), in any currency. */
-  owesPastDue(manager: EntityManager, tenantId: string, subscriberId: string, today: string): Promise<boolean> {
+  owesPastDue(
+    manager: EntityManager,
+    tenantId: string,
+    subscriberId: string,
+    today: string,
+  ): Promise<boolean> {
     return this.collections.owesPastDue(manager, tenantId, subscriberId, today);
+  }
+
+  /**
+   * Invoices that earn a late fee by `today` (past due_date + after_days, really owed less their own late fee lines, no
+   * late fee yet), passing `filter`, oldest due first; with `only`, that one invoice if it does.
+   */
+  lateFeesDue(
+    manager: EntityManager,
+    today: string,
+    limit: number,
+    filter: SubjectFilter,
+    only?: { tenantId: string; invoiceId: string },
+  ): Promise<LateFeeDue[]> {
+    return this.collections.lateFeesDue(manager, today, limit, filter, only);
+  }
+
+  /** Whether the subscriber really owes fees: fee lines of open invoices, or pending fee charges not yet covered. */
+  owesFees(manager: EntityManager, tenantId: string, subscriberId: string): Promise<boolean> {
+    return this.collections.owesFees(manager, tenantId, subscriberId);
   }
 
   /** The reminders due by `today` (the latest offset per invoice) of invoices really owed, passing `filter`. */

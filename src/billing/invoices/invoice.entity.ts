@@ -126,8 +126,9 @@ export class Invoice {
   @Column({ type: 'timestamptz', precision: 3 })
   updatedAt: Date;
 
+  /** What is still owed: total − amount_paid; 0 once written off (the write-off closed it: amount_written_off). */
   get amountDue(): number {
-    return this.total - this.amountPaid;
+    return this.status === InvoiceStatus.WrittenOff ? 0 : this.total - this.amountPaid;
   }
 }
 

@@ -97,7 +97,7 @@ export class InvoicesRepository {
       qb.andWhere('invoice.status = :status', { status: query.status });
     }
     if (query.overdue) {
-      const overdue = `(invoice.status IN (:...payable) AND invoice.dueDate < CURRENT_DATE)`;
+      const overdue = `(invoice.status IN (:...payable) AND invoice.dueDate < (now() AT TIME ZONE 'UTC')::date)`;
       qb.andWhere(query.overdue === 'true' ? overdue : `NOT ${overdue}`, { payable: PAYABLE_STATUSES });
     }
     return paginate(qb, query);

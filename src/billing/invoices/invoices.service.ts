@@ -84,7 +84,9 @@ export class InvoicesService {
       }
       // An issued invoice carries the subscriber's pending charges in its currency, under the subscriber's row lock
       // (the one a bill run batch holds), so each lands on one invoice.
-      const charges = dto.draft ? [] : await this.pendingFor(tx, tenantId, subscriber.id, dto.currency, total);
+      const charges = dto.draft
+        ? []
+        : await this.pendingFor(tx, tenantId, subscriber.id, dto.currency, total);
       const issuedLines = [...lines, ...charges.map(chargeLine)];
       const issuedTotal = issuedLines.reduce((sum, line) => sum + line.amount, 0);
       if (issuedTotal > MAX_AMOUNT) {
@@ -150,7 +152,13 @@ export class InvoicesService {
           `Only a draft invoice can be finalized; this one is ${invoice.status}.`,
         );
       }
-      const charges = await this.pendingFor(tx, tenantId, invoice.subscriberId, invoice.currency, invoice.total);
+      const charges = await this.pendingFor(
+        tx,
+        tenantId,
+        invoice.subscriberId,
+        invoice.currency,
+        invoice.total,
+      );
       invoice.lines = [...invoice.lines, ...charges.map(chargeLine)];
       invoice.total = invoice.lines.reduce((sum, line) => sum + line.amount, 0);
       if (invoice.total > MAX_AMOUNT) {
@@ -337,7 +345,10 @@ export class InvoicesService {
     total: number,
   ): Promise<Charge[]> {
     await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
-    return chargesFitting(await this.charges.pendingOf(tx.manager, tenantId, [subscriberId], currency), total);
+    return chargesFitting(
+      await this.charges.pendingOf(tx.manager, tenantId, [subscriberId], currency),
+      total,
+    );
   }
 
   async getById(tenantId: string, id: string): Promise<{ invoice: Invoice; allocations: Allocation[] }> {

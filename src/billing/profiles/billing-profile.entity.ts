@@ -1,5 +1,20 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { Tenant } from '../../gateway';
+import { bigintMoney } from '../../common/money';
+
+/** How a late fee is reckoned: a fixed amount, or a percentage of the overdue amount. */
+export enum LateFeeType {
+  Fixed = 'fixed',
+  Percentage = 'percentage',
+}
+
+export const LATE_FEE_TYPES = Object.values(LateFeeType);
+
+/** A percentage as the API shows it: a decimal string with two decimals ("5.00"), whatever the driver answers. */
+const percentage = {
+  to: (value: string | null | undefined) => value,
+  from: (value: string | number | null) => (value === null ? null : Number(value).toFixed(2)),
+};
 
 /** A finance configuration subscribers are billed under. */
 @Entity('billing_profiles')
@@ -16,6 +31,15 @@ import { Tenant } from '../../gateway';
 @Check(
   'chk_billing_profiles_reminder_offsets',
   `cardinality("reminder_offsets") <= 10 AND -60 <= ALL("reminder_offsets") AND 365 >= ALL("reminder_offsets")`,
+)
+// The late fee: none (every column empty, after_days 0), fixed or a percentage with optional caps (migration 1796200000300).
+@Check(
+  'chk_billing_profiles_late_fee',
+  `("late_fee_after_days" BETWEEN 0 AND 365) AND (("late_fee_type" IS NULL AND "late_fee_amount" IS NULL AND "late_fee_percentage" IS NULL AND "late_fee_min_amount" IS NULL AND "late_fee_max_amount" IS NULL AND "late_fee_after_days" = 0) OR ("late_fee_type" = 'fixed' AND "late_fee_amount" BETWEEN 1 AND 9007199254740991 AND "late_fee_percentage" IS NULL AND "late_fee_min_amount" IS NULL AND "late_fee_max_amount" IS NULL) OR ("late_fee_type" = 'percentage' AND "late_fee_amount" IS NULL AND "late_fee_percentage" > 0 AND "late_fee_percentage" <= 100 AND ("late_fee_min_amount" IS NULL OR "late_fee_min_amount" BETWEEN 1 AND 9007199254740991) AND ("late_fee_max_amount" IS NULL OR "late_fee_max_amount" BETWEEN 1 AND 9007199254740991) AND ("late_fee_min_amount" IS NULL OR "late_fee_max_amount" IS NULL OR "late_fee_min_amount" <= "late_fee_max_amount")))`,
+)
+@Check(
+  'chk_billing_profiles_reconnection_fee',
+  `"reconnection_fee" IS NULL OR "reconnection_fee" BETWEEN 1 AND 9007199254740991`,
 )
 export class BillingProfile {
   @ForeignKey(() => Tenant, { name: 'fk_billing_profiles_tenant' })
@@ -57,6 +81,37 @@ export class BillingProfile {
   /** Days relative to the due date (negative: before) an `invoice.reminder` is sent on; empty: none. */
   @Column('integer', { array: true, default: '{}' })
   reminderOffsets: number[];
+
+  /** The late fee's kind; null: no late fee (then every late_fee_* column is empty). */
+  @Column('text', { nullable: true })
+  lateFeeType: LateFeeType | null;
+
+  /** A fixed late fee, in minor units of `currency`; null unless lateFeeType is fixed. */
+  @Column('bigint', { nullable: true, transformer: bigintMoney })
+  lateFeeAmount: number | null;
+
+  /** A percentage late fee: percent of the overdue amount, two decimals ("5.00"); null unless percentage. */
+  @Column('numeric', { precision: 5, scale: 2, nullable: true, transformer: percentage })
+  lateFeePercentage: string | null;
+
+  /** A percentage late fee's floor and ceiling, in minor units; null: none. */
+  @Column('bigint', { nullable: true, transformer: bigintMoney })
+  lateFeeMinAmount: number | null;
+
+  @Column('bigint', { nullable: true, transformer: bigintMoney })
+  lateFeeMaxAmount: number | null;
+
+  /** The late fee is charged once today is past due_date + this many days (0: the day after the due date). */
+  @Column('integer', { default: 0 })
+  lateFeeAfterDays: number;
+
+  /** Charged (a pending charge) when a non-payment suspension is lifted, in minor units; null: none. */
+  @Column('bigint', { nullable: true, transformer: bigintMoney })
+  reconnectionFee: number | null;
+
+  /** A non-payment suspension is lifted only once the late fees and pending fee charges are paid too. */
+  @Column('boolean', { default: false })
+  feesBeforeRestoration: boolean;
 
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;

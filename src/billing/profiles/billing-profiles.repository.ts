@@ -90,21 +90,33 @@ export class BillingProfilesRepository {
     manager: EntityManager,
     tenantId: string,
     subscriberIds: string[],
-  ): Promise<Map<string, { currency: string; billingDay: number; paymentTermsDays: number }>> {
+  ): Promise<
+    Map<string, { currency: string; billingDay: number; paymentTermsDays: number; autoApply: boolean }>
+  > {
     if (subscriberIds.length === 0) {
       return new Map();
     }
-    const rows: { id: string; currency: string; billing_day: number; payment_terms_days: number }[] =
-      await manager.query(
-        `SELECT s.id, p.currency, p.billing_day, p.payment_terms_days
+    const rows: {
+      id: string;
+      currency: string;
+      billing_day: number;
+      payment_terms_days: number;
+      auto_apply: boolean;
+    }[] = await manager.query(
+      `SELECT s.id, p.currency, p.billing_day, p.payment_terms_days, p.auto_apply
            FROM subscribers s JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
           WHERE s.tenant_id = $1 AND s.id = ANY($2::text[])`,
-        [tenantId, subscriberIds],
-      );
+      [tenantId, subscriberIds],
+    );
     return new Map(
       rows.map((row) => [
         row.id,
-        { currency: row.currency, billingDay: row.billing_day, paymentTermsDays: row.payment_terms_days },
+        {
+          currency: row.currency,
+          billingDay: row.billing_day,
+          paymentTermsDays: row.payment_terms_days,
+          autoApply: row.auto_apply,
+        },
       ]),
     );
   }

@@ -15,12 +15,21 @@ import {
   CreateBillingProfileDto,
   UpdateBillingProfileDto,
 } from './dto/billing-profile.dto';
+import { lateFeeColumns } from './dto/fees.dto';
 
 /** Whether a PATCH leaves a field as it is (the reminder offsets are an array: compared by their values, in order). */
 function sameValue(a: unknown, b: unknown): boolean {
   return Array.isArray(a) && Array.isArray(b)
     ? a.length === b.length && a.every((value, index) => value === b[index])
     : a === b;
+}
+
+/** The API fields of changed columns: `autoApply` → `auto_apply`; the late_fee_* columns are one field, `late_fee`. */
+function apiFields(columns: (keyof BillingProfile)[]): string[] {
+  const fields = columns.map((key) =>
+    key.startsWith('lateFee') ? 'late_fee' : key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+  );
+  return [...new Set(fields)];
 }
 
 @Injectable()
@@ -51,6 +60,9 @@ export class BillingProfilesService {
         isDefault: dto.is_default ?? false,
         autoApply: dto.auto_apply ?? true,
         reminderOffsets: dto.reminder_offsets ?? [],
+        ...lateFeeColumns(dto.late_fee ?? null),
+        reconnectionFee: dto.reconnection_fee ?? null,
+        feesBeforeRestoration: dto.fees_before_restoration ?? false,
         createdAt: now,
         updatedAt: now,
       });
@@ -78,6 +90,10 @@ export class BillingProfilesService {
         isDefault: dto.is_default,
         autoApply: dto.auto_apply,
         reminderOffsets: dto.reminder_offsets,
+        // A late_fee sent replaces the whole fee (all its columns); null removes it.
+        ...(dto.late_fee !== undefined ? lateFeeColumns(dto.late_fee) : {}),
+        reconnectionFee: dto.reconnection_fee,
+        feesBeforeRestoration: dto.fees_before_restoration,
       };
       const changed = (Object.keys(changes) as (keyof BillingProfile)[]).filter(
         (key) => changes[key] !== undefined && !sameValue(changes[key], profile[key]),
@@ -99,7 +115,7 @@ export class BillingProfilesService {
         subjectId: profile.id,
         object: BillingProfileDto.from(profile),
         details: {
-          changed_fields: changed.map((key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)),
+          changed_fields: apiFields(changed),
         },
       });
       return profile;

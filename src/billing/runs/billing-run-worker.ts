@@ -94,7 +94,10 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     const now = this.clock.now();
     const today = this.clock.today();
     const last = now.getUTCHours() < this.config.billing.runHourUtc ? addDays(today, -1) : today;
-    for (const { tenantId, from, billingDays } of await this.runs.scheduleFrom(this.dataSource.manager, today)) {
+    for (const { tenantId, from, billingDays } of await this.runs.scheduleFrom(
+      this.dataSource.manager,
+      today,
+    )) {
       const first = from < addDays(last, -MAX_CATCH_UP_DAYS) ? addDays(last, -MAX_CATCH_UP_DAYS) : from;
       for (let day = first; day <= last; day = addDays(day, 1)) {
         // A missed day bills only a tenant's billing days; today's run is started whatever the day.

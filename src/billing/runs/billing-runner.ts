@@ -31,6 +31,7 @@ import {
 } from './billing-runs.repository';
 import {
   type BillableService,
+  NEVER_BILLED_MONTHS,
   type PlanInfo,
   type ServiceBillingState,
   runLines,
@@ -48,7 +49,11 @@ export interface RunDay {
 }
 
 export function runDay(asOf: string): RunDay {
-  return { asOf, previousStart: addMonths(asOf, -1), billingDay: Number(asOf.slice(8, 10)) };
+  return {
+    asOf,
+    previousStart: addMonths(asOf, -NEVER_BILLED_MONTHS),
+    billingDay: Number(asOf.slice(8, 10)),
+  };
 }
 
 /** What a subscriber is billed: its lines (plans, prorations, credits and pending charges) and what they change. */
@@ -63,8 +68,7 @@ export interface SubscriberLines {
 
 /** One subscriber's outcome in a batch. */
 type Billed =
-  | { subscriber: DueSubscriber; lines: SubscriberLines }
-  | { subscriber: DueSubscriber; error: string };
+  { subscriber: DueSubscriber; lines: SubscriberLines } | { subscriber: DueSubscriber; error: string };
 
 /** What a batch added to its run's figures. */
 export interface BatchFigures {
@@ -292,7 +296,8 @@ export class BillingRunner {
         // Pending charges in the subscriber's currency ride along (one in another currency waits for an invoice
         // in it).
         const charges = pending.filter(
-          (charge) => charge.subscriberId === subscriber.subscriberId && charge.currency === subscriber.currency,
+          (charge) =>
+            charge.subscriberId === subscriber.subscriberId && charge.currency === subscriber.currency,
         );
         // Adjustments first (true-ups, arrears, and the settlements of services that ended), then what is billed in
         // advance, then the one-off charges.
@@ -331,7 +336,11 @@ export class BillingRunner {
     // A service untouched since before the first day billing looks at has been on its plan all along: no history.
     const changed = services
       .filter((service) => {
-        const from = [earliest, service.billedUntil ?? earliest, ...service.openCharges.map((c) => c.from)].sort()[0];
+        const from = [
+          earliest,
+          service.billedUntil ?? earliest,
+          ...service.openCharges.map((c) => c.from),
+        ].sort()[0];
         return service.updatedAt >= new Date(`${from}T00:00:00.000Z`);
       })
       .map((service) => service.id);
@@ -388,7 +397,7 @@ export class BillingRunner {
       manager,
       tenantId,
       services,
-      addMonths(utcDay(services[0].terminatedAt!), -1),
+      addMonths(utcDay(services[0].terminatedAt!), -NEVER_BILLED_MONTHS),
     );
     const creditTermination = await this.terminationCredit(manager, tenantId);
     const now = new Date();
@@ -404,7 +413,7 @@ export class BillingRunner {
         plans,
         billingDay: profile.billingDay,
         until: service.terminatedOn,
-        arrearsFrom: addMonths(service.terminatedOn, -1),
+        arrearsFrom: addMonths(service.terminatedOn, -NEVER_BILLED_MONTHS),
         creditTermination,
         advance: false,
       });

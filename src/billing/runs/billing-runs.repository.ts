@@ -54,16 +54,23 @@ const billableService = (start: string) => `(v.status IN ('active', 'suspended')
 
 const SERVICE_BILLING_JOIN = `LEFT JOIN service_billing sb ON sb.tenant_id = v.tenant_id AND sb.service_id = v.id`;
 
-/** The subscriber `s` has something to bill: such a service, or a pending charge. */
-const HAS_BILLABLE = (start: string) => `((SELECT true FROM services v ${SERVICE_BILLING_JOIN}
+const PENDING_CHARGE = `(SELECT true FROM charges c WHERE c.tenant_id = $1 AND c.subscriber_id = s.id
+      AND c.status = 'pending' LIMIT 1)`;
+
+/**
+ * The subscriber `s` has something to bill: such a service, or a pending charge. An archived subscriber is billed
+ * only its pending charges (a termination's credit recorded before it was archived is issued, not lost).
+ */
+const HAS_BILLABLE = (
+  start: string,
+) => `((s.status <> 'archived' AND ((SELECT true FROM services v ${SERVICE_BILLING_JOIN}
       WHERE v.tenant_id = $1 AND v.subscriber_id = s.id AND ${billableService(start)} LIMIT 1)
-    OR (SELECT true FROM charges c WHERE c.tenant_id = $1 AND c.subscriber_id = s.id AND c.status = 'pending'
-      LIMIT 1))`;
+    OR ${PENDING_CHARGE})) OR (s.status = 'archived' AND ${PENDING_CHARGE}))`;
 
 /** The due subscribers of tenant $1 (previous period from $2, billing day $3). */
 const DUE_SQL = `FROM subscribers s
   JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
-  WHERE s.tenant_id = $1 AND s.status <> 'archived' AND p.billing_day = $3::int
+  WHERE s.tenant_id = $1 AND p.billing_day = $3::int
     AND ${HAS_BILLABLE('$2')}`;
 
 /** …not yet billed for the period starting $4. */
@@ -78,7 +85,7 @@ const NOT_BILLED = `NOT EXISTS (SELECT 1 FROM billing_periods bp
  */
 const DUE_BATCH_SQL = `FROM subscribers s
   JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
-  WHERE s.tenant_id = $1 AND s.id > $5 AND s.status <> 'archived' AND p.billing_day = $3::int
+  WHERE s.tenant_id = $1 AND s.id > $5 AND p.billing_day = $3::int
     AND ${HAS_BILLABLE('$2')}
     AND (SELECT true FROM billing_periods bp
           WHERE bp.tenant_id = $1 AND bp.subscriber_id = s.id AND bp.period_start = $4::date) IS NULL`;
@@ -213,7 +220,12 @@ export class BillingRunsRepository {
   }
 
   /** Whether the subscriber was billed for the run of `asOf`. */
-  async isBilled(manager: EntityManager, tenantId: string, subscriberId: string, asOf: string): Promise<boolean> {
+  async isBilled(
+    manager: EntityManager,
+    tenantId: string,
+    subscriberId: string,
+    asOf: string,
+  ): Promise<boolean> {
     return manager.exists(BillingPeriod, { where: { tenantId, subscriberId, periodStart: asOf } });
   }
 
@@ -255,10 +267,10 @@ export class BillingRunsRepository {
       locking === 'none' ? '' : locking === 'wait' ? 'FOR UPDATE OF s' : 'FOR UPDATE OF s SKIP LOCKED';
     const rows: { id: string; currency: string; payment_terms_days: number; billing_day: number }[] =
       await manager.query(
-      `SELECT s.id, p.currency, p.payment_terms_days, p.billing_day ${DUE_BATCH_SQL} AND s.id <= $7
+        `SELECT s.id, p.currency, p.payment_terms_days, p.billing_day ${DUE_BATCH_SQL} AND s.id <= $7
         ORDER BY s.id LIMIT $6 ${lock}`,
-      [tenantId, day.previousStart, day.billingDay, day.asOf, afterId, limit, window.last],
-    );
+        [tenantId, day.previousStart, day.billingDay, day.asOf, afterId, limit, window.last],
+      );
     return {
       subscribers: rows.map((row) => ({
         subscriberId: row.id,
@@ -355,7 +367,6 @@ export class BillingRunsRepository {
       .where('item.tenantId = :tenantId AND item.runId = :runId', { tenantId, runId });
     return paginate(qb, query, 'oldest');
   }
-
 
   /** The plans set on these services (completed activate and change_plan orders), oldest first. */
   async planChanges(

@@ -305,12 +305,15 @@ export function settleService(input: SettleInput): ServiceLines {
   // 2. Arrears: the days before `until` no charge covered yet (a never-billed service from its activation, at most
   // `arrearsFrom`).
   const from =
-    service.billedUntil ?? (service.activatedOn === null ? until : maxDay(service.activatedOn, input.arrearsFrom));
+    service.billedUntil ??
+    (service.activatedOn === null ? until : maxDay(service.activatedOn, input.arrearsFrom));
   if (from < until) {
     lines.push(...arrearsLines(service, daysFrom(from, daysBetween(from, until)), billingDay, plan));
   }
   let billedUntil: string | null =
-    service.billedUntil === null && service.activatedOn === null ? null : maxDay(service.billedUntil ?? until, until);
+    service.billedUntil === null && service.activatedOn === null
+      ? null
+      : maxDay(service.billedUntil ?? until, until);
 
   // 3. In advance, from what is billed to the next billing day: the full period when that is `until` (the run's
   // billing day), a prorated bridge when the billing day moved and the service is billed past `until` already.
@@ -349,6 +352,13 @@ function maxDay(a: string, b: string): string {
   return a > b ? a : b;
 }
 
+/**
+ * How far back a run charges a service never billed before: two months, so a service activated just after a billing
+ * day whose subscriber then moved to a later one is still billed from its first day, and one left unbilled for long
+ * (its subscriber had no billing profile) is not charged a surprise of its whole history.
+ */
+export const NEVER_BILLED_MONTHS = 2;
+
 export interface RunInput {
   asOf: string;
   services: BillableService[];
@@ -369,7 +379,7 @@ export function runLines(input: RunInput): RunLines & { settled: ServiceLines[] 
       plans: input.plans,
       billingDay,
       until: input.asOf,
-      arrearsFrom: addMonths(input.asOf, -1),
+      arrearsFrom: addMonths(input.asOf, -NEVER_BILLED_MONTHS),
       creditTermination: input.creditTermination,
       advance: true,
     }),

@@ -10,8 +10,8 @@ import { ApiEnvelope, ApiErrors, AUTH_ERRORS } from '../../common/swagger/api-en
 import { ApiMoney } from '../../common/swagger/api-types';
 import { SubscribersService } from '../../subscribers';
 import { InvoiceLineDto } from '../invoices/dto/invoice-response.dto';
-import { LedgerService } from '../ledger/ledger.service';
 import { BillingProfilesRepository } from '../profiles/billing-profiles.repository';
+import { TransactionsRepository } from '../transactions/transactions.repository';
 import { BillingRunner, runDay } from './billing-runner';
 import { BillingRunsRepository } from './billing-runs.repository';
 
@@ -20,12 +20,14 @@ import { BillingRunsRepository } from './billing-runs.repository';
     "A preview of the subscriber's next invoice from its next bill run, if nothing changes until then: the plan lines, prorations and credits, its pending charges, and the unapplied money that will pay it.",
 })
 export class UpcomingInvoiceDto {
-  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber.' }) subscriber_id: string;
+  @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber.' })
+  subscriber_id: string;
   @ApiProperty({
     nullable: true,
     type: String,
     example: 'EUR',
-    description: "ISO 4217 code of its billing profile; null when it has none (and no tenant default): it is not billed.",
+    description:
+      'ISO 4217 code of its billing profile; null when it has none (and no tenant default): it is not billed.',
   })
   currency: string | null;
   @ApiProperty({
@@ -33,7 +35,8 @@ export class UpcomingInvoiceDto {
     type: String,
     format: 'date',
     example: '2026-12-01',
-    description: 'The day of its next bill run (YYYY-MM-DD): its next billing day not billed yet; null when not billed.',
+    description:
+      'The day of its next bill run (YYYY-MM-DD): its next billing day not billed yet; null when not billed.',
   })
   as_of: string | null;
   @ApiProperty({
@@ -72,7 +75,7 @@ export class UpcomingInvoiceService {
     private readonly profiles: BillingProfilesRepository,
     private readonly runs: BillingRunsRepository,
     private readonly runner: BillingRunner,
-    private readonly ledger: LedgerService,
+    private readonly transactions: TransactionsRepository,
   ) {}
 
   async preview(tenantId: string, subscriberId: string): Promise<UpcomingInvoiceDto> {
@@ -99,14 +102,21 @@ export class UpcomingInvoiceService {
       asOf = addMonths(asOf, 1);
     }
     const [billed] = await this.runner.compute(manager, tenantId, runDay(asOf), [
-      { subscriberId, ...profile },
+      {
+        subscriberId,
+        currency: profile.currency,
+        paymentTermsDays: profile.paymentTermsDays,
+        billingDay: profile.billingDay,
+      },
     ]);
     if ('error' in billed) {
       return { ...none, as_of: asOf, due_date: addDays(asOf, profile.paymentTermsDays) };
     }
-    const credit =
-      (await this.ledger.balances(tenantId, subscriberId)).find((each) => each.currency === profile.currency)
-        ?.unallocated_credit ?? 0;
+    // What auto-apply would spend on it: money not applied yet, unless held for allocation by hand (or the profile
+    // does not auto-apply).
+    const credit = profile.autoApply
+      ? await this.transactions.autoApplicableSum(manager, tenantId, subscriberId, profile.currency)
+      : 0;
     const { lines, total } = billed.lines;
     return {
       ...none,

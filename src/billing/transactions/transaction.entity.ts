@@ -97,6 +97,13 @@ export class Transaction {
   @Column('bigint', { transformer: bigintMoney })
   refundedAmount: number;
 
+  /**
+   * False when the payment or credit was recorded with `auto_apply: false`: it is left for an allocation by hand, and
+   * auto-apply never takes it (dunning still counts it as received). Not used for debits and refunds.
+   */
+  @Column('boolean', { default: true })
+  autoApply: boolean;
+
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 

@@ -8,8 +8,9 @@ import { ListTransactionsQueryDto } from './dto/transaction.dto';
 import { subscriberProfileOn } from '../profiles/billing-profiles.repository';
 import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
 
-/** A transaction's stored fields: the entity without what it computes. */
-export type TransactionRow = Omit<Transaction, 'unallocatedAmount'>;
+/** A transaction's stored fields: the entity without what it computes (`autoApply` is true unless said). */
+export type TransactionRow = Omit<Transaction, 'unallocatedAmount' | 'autoApply'> &
+  Partial<Pick<Transaction, 'autoApply'>>;
 
 /** The transaction columns a write changes (the entity's property names). */
 export type TransactionColumn = keyof TransactionRow;
@@ -20,7 +21,7 @@ const INSERT_TRANSACTIONS = recordsetInsert(Transaction, 'transactions');
 @Injectable()
 export class TransactionsRepository {
   async insert(manager: EntityManager, row: TransactionRow): Promise<Transaction> {
-    const transaction = manager.create(Transaction, row);
+    const transaction = manager.create(Transaction, { ...row, autoApply: row.autoApply ?? true });
     await manager.insert(Transaction, transaction);
     return transaction;
   }
@@ -88,7 +89,8 @@ export class TransactionsRepository {
 
   /**
    * The payments and credits with money not yet applied, of these accounts (subscriber and currency) of the tenant,
-   * whose subscriber's billing profile (its own, else the tenant's default; none counts as on) has auto_apply on:
+   * not left for an allocation by hand (their own auto_apply), whose subscriber's billing profile (its own, else the
+   * tenant's default; none counts as on) has auto_apply on:
    * row-locked in id order, so two callers queue instead of deadlocking. One statement, served by the partial index of
    * unallocated money; no rows when none of the accounts has any.
    */
@@ -104,7 +106,7 @@ export class TransactionsRepository {
       .createQueryBuilder(Transaction, 't')
       .where('t.tenantId = :tenantId', { tenantId })
       .andWhere('t.kind IN (:...kinds)', { kinds: ALLOCATABLE_KINDS })
-      .andWhere('t.amount > t.allocatedAmount + t.refundedAmount')
+      .andWhere('t.amount > t.allocatedAmount + t.refundedAmount AND t.autoApply = true')
       .andWhere(
         '(t.subscriberId, t.currency) IN (SELECT * FROM unnest(CAST(:subscribers AS text[]), CAST(:currencies AS text[])))',
         {
@@ -151,7 +153,25 @@ export class TransactionsRepository {
   /** Several transactions in one statement (a bill run batch's credits). */
   async insertMany(manager: EntityManager, rows: TransactionRow[]): Promise<void> {
     if (rows.length > 0) {
-      await manager.query(INSERT_TRANSACTIONS.sql, INSERT_TRANSACTIONS.params(rows as Transaction[]));
+      // A row built as `new Transaction()` carries every declared field, undefined ones too: default after the spread.
+      const full = rows.map((row) => ({ ...row, autoApply: row.autoApply ?? true }));
+      await manager.query(INSERT_TRANSACTIONS.sql, INSERT_TRANSACTIONS.params(full as Transaction[]));
     }
+  }
+
+  /** The subscriber's payments and credits in `currency` not applied yet that auto-apply may spend (not hand-held). */
+  async autoApplicableSum(
+    manager: EntityManager,
+    tenantId: string,
+    subscriberId: string,
+    currency: string,
+  ): Promise<number> {
+    const [row]: { sum: string | null }[] = await manager.query(
+      `SELECT SUM(amount - allocated_amount - refunded_amount) AS sum FROM transactions
+        WHERE tenant_id = $1 AND subscriber_id = $2 AND currency = $3 AND kind IN ('payment', 'credit')
+          AND auto_apply AND amount > allocated_amount + refunded_amount`,
+      [tenantId, subscriberId, currency],
+    );
+    return Number(row.sum ?? 0);
   }
 }

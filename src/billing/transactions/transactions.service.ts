@@ -24,7 +24,10 @@ import { TransactionRow, TransactionsRepository } from './transactions.repositor
  * How each kind moves what the subscriber owes: payments and credits lower it, refunds raise it. A debit is owed once
  * an invoice carries it (a pending charge), so it enters the ledger with that invoice.
  */
-const LEDGER_SIGN: Record<Exclude<TransactionKind, TransactionKind.Debit>, { type: LedgerEntryType; sign: 1 | -1 }> = {
+const LEDGER_SIGN: Record<
+  Exclude<TransactionKind, TransactionKind.Debit>,
+  { type: LedgerEntryType; sign: 1 | -1 }
+> = {
   [TransactionKind.Payment]: { type: LedgerEntryType.Payment, sign: -1 },
   [TransactionKind.Credit]: { type: LedgerEntryType.Credit, sign: -1 },
   [TransactionKind.Refund]: { type: LedgerEntryType.Refund, sign: 1 },
@@ -65,9 +68,24 @@ export class TransactionsService {
         const { manager } = tx;
         // Money that really moved (a payment, a refund of one) is recorded for an archived subscriber too.
         const received = dto.kind === TransactionKind.Payment || isRefund;
-        const subscriber = await this.subscribers.assertExists(manager, tenantId, dto.subscriber_id, 'subscriber_id', {
-          archived: received ? 'allowed' : 'refused',
-        });
+        const subscriber = await this.subscribers.assertExists(
+          manager,
+          tenantId,
+          dto.subscriber_id,
+          'subscriber_id',
+          {
+            archived: received ? 'allowed' : 'refused',
+          },
+        );
+        // Auto-apply (docs/billing.md): money received pays what is owed at once, oldest due first. The subscriber's row
+        // lock (first in the lock order) queues it with the invoices issued to the subscriber, which take it too, so a
+        // payment and an invoice recorded at the same moment always meet, whichever commits first.
+        const allocatable = ALLOCATABLE_KINDS.includes(dto.kind);
+        const autoApply =
+          allocatable && (dto.auto_apply ?? (await this.autoApplyOf(manager, tenantId, subscriber)));
+        if (autoApply) {
+          await this.subscribers.lockIn(manager, tenantId, subscriber.id);
+        }
         const row: TransactionRow = {
           id: newId('txn'),
           tenantId,
@@ -85,6 +103,8 @@ export class TransactionsService {
           metadata: dto.metadata ?? {},
           allocatedAmount: 0,
           refundedAmount: 0,
+          // false: left for an allocation by hand; auto-apply never takes it, now or when an invoice is issued.
+          autoApply: dto.auto_apply !== false,
           createdAt: new Date(),
         };
         if (isRefund) {
@@ -97,13 +117,8 @@ export class TransactionsService {
           subjectId: transaction.id,
           object: TransactionDto.from(transaction),
         });
-        // Auto-apply (docs/billing.md): the money pays what is owed at once, oldest due first. It locks invoices, so
-        // it runs before the ledger posting, whose balance row is always the last lock taken.
-        const allocatable = ALLOCATABLE_KINDS.includes(transaction.kind);
-        const allocations =
-          allocatable && (dto.auto_apply ?? (await this.autoApplyOf(manager, tenantId, subscriber)))
-            ? await this.allocator.applyOldestFirst(tx, transaction)
-            : [];
+        // Applied before the ledger posting: it locks invoices, and the balance row is always the last lock taken.
+        const allocations = autoApply ? await this.allocator.applyOldestFirst(tx, transaction) : [];
         if (transaction.kind === TransactionKind.Debit) {
           // A debit is owed once an invoice carries it: it becomes a pending charge (docs/billing.md, "Charges").
           await this.debitCharge(tx, subscriber, transaction);
@@ -174,8 +189,14 @@ export class TransactionsService {
   }
 
   /** The subscriber's billing profile's auto_apply (its own profile, else the tenant's default); true with neither. */
-  private async autoApplyOf(manager: EntityManager, tenantId: string, subscriber: Subscriber): Promise<boolean> {
-    return (await this.profiles.profileFor(manager, tenantId, subscriber.billingProfileId))?.autoApply ?? true;
+  private async autoApplyOf(
+    manager: EntityManager,
+    tenantId: string,
+    subscriber: Subscriber,
+  ): Promise<boolean> {
+    return (
+      (await this.profiles.profileFor(manager, tenantId, subscriber.billingProfileId))?.autoApply ?? true
+    );
   }
 
   /** A refund draws on its payment's unallocated, unrefunded remainder, under the payment's row lock. */

@@ -16,6 +16,7 @@ import { InvoiceVoidReason1796100000700 } from './1796100000700-InvoiceVoidReaso
 import { BilledThroughAndCharges1796200000000 } from './1796200000000-BilledThroughAndCharges';
 import { InvoiceWriteOff1796200000100 } from './1796200000100-InvoiceWriteOff';
 import { AutoApplyReminders1796200000200 } from './1796200000200-AutoApplyReminders';
+import { BillingProfileFees1796200000300 } from './1796200000300-BillingProfileFees';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   BilledThroughAndCharges1796200000000,
   InvoiceWriteOff1796200000100,
   AutoApplyReminders1796200000200,
+  BillingProfileFees1796200000300,
 ];

@@ -22,7 +22,11 @@ export class CreateChargeDto {
   @IsTrimmedText(500)
   description: string;
 
-  @ApiMoney({ example: 4900, minimum: 1, description: 'Price per unit, positive integer minor units of `currency`.' })
+  @ApiMoney({
+    example: 4900,
+    minimum: 1,
+    description: 'Price per unit, positive integer minor units of `currency`.',
+  })
   @IsInt()
   @Min(1)
   @Max(MAX_AMOUNT)
@@ -30,12 +34,19 @@ export class CreateChargeDto {
 
   @ApiProperty({
     example: 'EUR',
-    description: "ISO 4217 code; must be the currency of the subscriber's billing profile (422 currency_mismatch).",
+    description:
+      "ISO 4217 code; must be the currency of the subscriber's billing profile (422 currency_mismatch).",
   })
   @IsCurrency()
   currency: string;
 
-  @ApiInteger({ required: false, example: 1, minimum: 1, maximum: MAX_CHARGE_QUANTITY, description: 'Units; default 1.' })
+  @ApiInteger({
+    required: false,
+    example: 1,
+    minimum: 1,
+    maximum: MAX_CHARGE_QUANTITY,
+    description: 'Units; default 1.',
+  })
   @Optional()
   @IsInt()
   @Min(1)
@@ -45,7 +56,8 @@ export class CreateChargeDto {
   @ApiPropertyOptional({
     example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
     maxLength: 64,
-    description: "The subscriber's service the charge is for (shown on the invoice line); 422 invalid_reference when it is not one of its services.",
+    description:
+      "The subscriber's service the charge is for (shown on the invoice line); 422 invalid_reference when it is not one of its services.",
   })
   @Optional()
   @IsTrimmedText(64)
@@ -83,7 +95,8 @@ export class ChargeDto {
     description: 'The service the charge is for; null when it is for the subscriber.',
   })
   service_id: string | null;
-  @ApiProperty({ example: 'Router TP-Link Archer C6', description: 'The invoice line text.' }) description: string;
+  @ApiProperty({ example: 'Router TP-Link Archer C6', description: 'The invoice line text.' })
+  description: string;
   @ApiInteger({ example: 1, minimum: 1, description: 'Units billed.' }) quantity: number;
   @ApiMoney({
     example: 4900,
@@ -92,12 +105,17 @@ export class ChargeDto {
       'Per unit, in minor units of `currency`; negative only on a termination’s credit for prepaid days.',
   })
   unit_amount: number;
-  @ApiMoney({ example: 4900, signed: true, description: 'quantity × unit_amount, in minor units of `currency`.' })
+  @ApiMoney({
+    example: 4900,
+    signed: true,
+    description: 'quantity × unit_amount, in minor units of `currency`.',
+  })
   amount: number;
   @ApiProperty({ example: 'EUR', description: 'ISO 4217 code of the amounts.' }) currency: string;
   @ApiProperty({
     enum: CHARGE_STATUSES,
-    description: 'pending: waits for the next invoice; invoiced: an invoice (or a bill run credit) carried it.',
+    description:
+      'pending: waits for the next invoice; invoiced: an invoice (or a bill run credit) carried it.',
   })
   status: string;
   @ApiProperty({
@@ -110,7 +128,8 @@ export class ChargeDto {
     nullable: true,
     type: String,
     example: null,
-    description: 'What it came from: the debit transaction, the ended service, or the invoice or suspension a fee is for.',
+    description:
+      'What it came from: the debit transaction, the ended service, or the invoice or suspension a fee is for.',
   })
   source_id: string | null;
   @ApiProperty({

@@ -80,7 +80,7 @@ export class InvoiceDto {
   @ApiMoney({
     example: 2499,
     description:
-      'total − amount_paid, in minor units of `currency`; falls with each allocation, 0 once paid.',
+      'total − amount_paid, in minor units of `currency`; falls with each allocation, 0 once paid or written off (what was written off: amount_written_off).',
   })
   amount_due: number;
   @ApiProperty({ example: '2026-12-15', description: 'YYYY-MM-DD; past it, an unpaid invoice is overdue.' })

@@ -1,10 +1,40 @@
-import { ApiProperty, PartialType, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsInt, Max, Min } from 'class-validator';
+import { ApiExtraModels, ApiProperty, PartialType, ApiSchema } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsObject,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { MAX_AMOUNT } from '../../../common/money';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { IsTrimmedText } from '../../../common/validation/text';
 import { BillingProfile } from '../billing-profile.entity';
-import { ApiInteger } from '../../../common/swagger/api-types';
+import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 import { Optional, OptionalNullable } from '../../../common/validation/optional';
+import {
+  FixedLateFeeDto,
+  FixedLateFeeFormDto,
+  LATE_FEE_FORM_SCHEMA,
+  LATE_FEE_SCHEMA,
+  lateFeeOf,
+  LateFeeFormType,
+  PercentageLateFeeDto,
+  PercentageLateFeeFormDto,
+  type LateFee,
+  type LateFeeForm,
+} from './fees.dto';
+
+const LATE_FEE_DESCRIPTION =
+  'Charged once per invoice still owed after due_date + after_days, by the `late_fee` automation rule: a pending charge issued at once on an invoice of its own (due after payment_terms_days), so it can become overdue too. A late fee invoice never earns a late fee. null: no late fee.';
+const RECONNECTION_FEE_DESCRIPTION =
+  'Charged by the `reconnection_fee` automation rule, once, when a subscriber suspended for non_payment is made active again (by paid_up or by hand): a pending charge the next invoice carries. In minor units; null: none.';
+const FEES_BEFORE_RESTORATION_DESCRIPTION =
+  'true: paid_up lifts a non_payment suspension only once the late fee invoices and pending fee charges are paid too (money received and not yet applied counts). Default false.';
 
 /** The longest payment term: a bill run's latest as_of leaves this many days before 9999-12-31 for its due dates. */
 export const MAX_PAYMENT_TERMS_DAYS = 365;
@@ -26,6 +56,7 @@ const REMINDER_OFFSETS_SCHEMA = {
 } as const;
 
 @ApiSchema({ description: 'A new billing profile.' })
+@ApiExtraModels(FixedLateFeeFormDto, PercentageLateFeeFormDto)
 export class CreateBillingProfileDto {
   @ApiProperty({ example: 'Residential monthly' })
   @IsTrimmedText(200)
@@ -108,15 +139,46 @@ export class CreateBillingProfileDto {
   @Min(REMINDER_OFFSETS.minimum, { each: true })
   @Max(REMINDER_OFFSETS.maximum, { each: true })
   reminder_offsets?: number[];
+
+  @ApiProperty({
+    ...LATE_FEE_FORM_SCHEMA,
+    required: false,
+    nullable: true,
+    description: `${LATE_FEE_DESCRIPTION} A PATCH replaces the whole late fee.`,
+  })
+  @OptionalNullable()
+  @IsObject({ message: 'late_fee must be an object' })
+  @ValidateNested()
+  @LateFeeFormType()
+  late_fee?: LateFeeForm | null;
+
+  @ApiMoney({
+    example: 1500,
+    minimum: 1,
+    required: false,
+    nullable: true,
+    description: RECONNECTION_FEE_DESCRIPTION,
+  })
+  @OptionalNullable()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_AMOUNT)
+  reconnection_fee?: number | null;
+
+  @ApiProperty({ required: false, example: false, description: FEES_BEFORE_RESTORATION_DESCRIPTION })
+  @Optional()
+  @IsBoolean()
+  fees_before_restoration?: boolean;
 }
 
-/** PATCH: only the fields sent change. Null is accepted only for auto_suspend_after_days (OptionalNullable). */
+/** PATCH: only the fields sent change. Null is accepted only where it means none (OptionalNullable). */
 @ApiSchema({ description: 'The billing profile fields to change; absent ones stay as they are.' })
 export class UpdateBillingProfileDto extends PartialType(CreateBillingProfileDto, {
   skipNullProperties: false,
 }) {}
 
-@ApiSchema({ description: 'How a subscriber is billed: currency, billing day and payment terms.' })
+@ApiSchema({ description: 'How a subscriber is billed: currency, billing day, payment terms and fees.' })
+@ApiExtraModels(FixedLateFeeDto, PercentageLateFeeDto)
 export class BillingProfileDto {
   @ApiProperty({ example: 'bp_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
   @ApiProperty({ example: 'Residential monthly' }) name: string;
@@ -140,7 +202,7 @@ export class BillingProfileDto {
   @ApiProperty({
     example: true,
     description:
-      "Whether payments and credits are applied on receipt to open invoices, oldest due first, and what is left to each invoice issued; false: they wait for an explicit allocation.",
+      'Whether payments and credits are applied on receipt to open invoices, oldest due first, and what is left to each invoice issued; false: they wait for an explicit allocation.',
   })
   auto_apply: boolean;
   @ApiProperty({
@@ -149,6 +211,16 @@ export class BillingProfileDto {
       'Days relative to the due date (negative: before it) on which an `invoice.reminder` is sent for an invoice still owed; empty: none.',
   })
   reminder_offsets: number[];
+  @ApiProperty({
+    ...LATE_FEE_SCHEMA,
+    nullable: true,
+    description: LATE_FEE_DESCRIPTION,
+  })
+  late_fee: LateFee | null;
+  @ApiMoney({ example: 1500, minimum: 1, nullable: true, description: RECONNECTION_FEE_DESCRIPTION })
+  reconnection_fee: number | null;
+  @ApiProperty({ example: false, description: FEES_BEFORE_RESTORATION_DESCRIPTION })
+  fees_before_restoration: boolean;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
 
@@ -163,6 +235,9 @@ export class BillingProfileDto {
       is_default: profile.isDefault,
       auto_apply: profile.autoApply,
       reminder_offsets: profile.reminderOffsets,
+      late_fee: lateFeeOf(profile),
+      reconnection_fee: profile.reconnectionFee,
+      fees_before_restoration: profile.feesBeforeRestoration,
       created_at: profile.createdAt.toISOString(),
       updated_at: profile.updatedAt.toISOString(),
     };

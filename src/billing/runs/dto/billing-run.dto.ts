@@ -187,10 +187,12 @@ export function newRun(fields: {
 })
 export class BillingRunItemDto {
   @ApiProperty({ example: 'bri_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ example: 'brun_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The run.' }) billing_run_id: string;
+  @ApiProperty({ example: 'brun_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The run.' })
+  billing_run_id: string;
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber billed.' })
   subscriber_id: string;
-  @ApiProperty({ example: 'EUR', description: "ISO 4217 code: the subscriber's billing profile's." }) currency: string;
+  @ApiProperty({ example: 'EUR', description: "ISO 4217 code: the subscriber's billing profile's." })
+  currency: string;
   @ApiProperty({ type: [InvoiceLineDto], description: 'The lines, as the invoice carries them.' })
   lines: InvoiceLineDto[];
   @ApiMoney({
@@ -203,7 +205,8 @@ export class BillingRunItemDto {
     nullable: true,
     type: String,
     example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
-    description: 'The invoice issued; null in a dry run, for a credit, or when the subscriber could not be billed.',
+    description:
+      'The invoice issued; null in a dry run, for a credit, or when the subscriber could not be billed.',
   })
   invoice_id: string | null;
   @ApiProperty({
@@ -220,7 +223,8 @@ export class BillingRunItemDto {
     description: 'Why the subscriber could not be billed (also in the run’s errors); null when it was.',
   })
   error: string | null;
-  @ApiProperty({ example: '2026-12-01T06:00:00.000Z', description: 'When the run wrote it.' }) created_at: string;
+  @ApiProperty({ example: '2026-12-01T06:00:00.000Z', description: 'When the run wrote it.' })
+  created_at: string;
 
   static from(item: BillingRunItem): BillingRunItemDto {
     return {

@@ -73,6 +73,12 @@ export class TransactionDto {
   unallocated_amount: number | null;
   @ApiMoney({ example: 0, description: 'On a payment: the sum of the refunds naming it; else 0.' })
   refunded_amount: number;
+  @ApiProperty({
+    example: true,
+    description:
+      "On a payment or credit: false when it was recorded with `auto_apply: false`, left for an allocation by hand (auto-apply never takes it; dunning still counts it as received); true: auto-apply applies it on receipt and to invoices issued later, as its subscriber's billing profile's auto_apply says. false on a debit or a refund.",
+  })
+  auto_apply: boolean;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({
     type: [AllocationDto],
@@ -100,6 +106,7 @@ export class TransactionDto {
       allocated_amount: transaction.allocatedAmount,
       unallocated_amount: ALLOCATABLE_KINDS.includes(transaction.kind) ? transaction.unallocatedAmount : null,
       refunded_amount: transaction.refundedAmount,
+      auto_apply: ALLOCATABLE_KINDS.includes(transaction.kind) && transaction.autoApply !== false,
       created_at: transaction.createdAt.toISOString(),
       ...(allocations ? { allocations: allocations.map(AllocationDto.from) } : {}),
     };

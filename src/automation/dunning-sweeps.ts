@@ -1,0 +1,121 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { CollectionsService, InvoiceDto } from '../billing';
+import { Clock } from '../common/clock';
+import { daysBetween } from '../common/dates';
+import { automationScope } from '../common/request-context';
+import { TransactionRunner } from '../database/transaction-runner';
+import { EventsService } from '../events';
+import { SubscribersService, SubscriberStatus, SuspensionReason, type ChangeStatusDto } from '../subscribers';
+import { AutomationRepository } from './automation.repository';
+
+const BATCH = 200;
+
+/**
+ * The dunning sweeps (docs/automation.md): overdue_invoices and invoice_reminders, states the clock creates rather
+ * than events. Billing's CollectionsService says what is really owed; the once-only bookkeeping (automation_effects)
+ * and the per-tenant switch are this module's, handed to its queries as a SubjectFilter.
+ */
+@Injectable()
+export class DunningSweeps {
+  private readonly logger = new Logger('AutomationWorker');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    private readonly tx: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly automation: AutomationRepository,
+    private readonly collections: CollectionsService,
+    private readonly subscribers: SubscribersService,
+  ) {}
+
+  /** overdue_invoices: announce each invoice once, then suspend who is past the profile's grace. */
+  async sweepOverdue(): Promise<void> {
+    const today = this.clock.today();
+    const scope = automationScope('overdue_invoices');
+    await this.tx.run(scope, async (tx) => {
+      const overdue = await this.collections.overdueInvoices(
+        tx.manager,
+        today,
+        BATCH,
+        this.automation.pending('overdue_invoices'),
+      );
+      for (const invoice of overdue) {
+        const first = await this.automation.claimEffect(tx.manager, {
+          tenantId: invoice.tenantId,
+          rule: 'overdue_invoices',
+          subjectId: invoice.id,
+          resultId: null,
+          createdAt: new Date(),
+        });
+        if (first) {
+          await this.events.append(tx, {
+            tenantId: invoice.tenantId,
+            type: 'invoice.overdue',
+            subjectId: invoice.id,
+            object: InvoiceDto.from(invoice),
+            details: { days_overdue: daysBetween(invoice.dueDate, today) },
+          });
+        }
+      }
+    });
+    const suspend: ChangeStatusDto = {
+      status: SubscriberStatus.Suspended,
+      reason: SuspensionReason.NonPayment,
+    };
+    const toSuspend = await this.collections.subscribersToSuspend(
+      this.dataSource.manager,
+      today,
+      BATCH,
+      this.automation.ruleOn('overdue_invoices'),
+    );
+    for (const subscriber of toSuspend) {
+      await this.tx
+        .run(scope, (tx) => this.subscribers.changeStatusIn(tx, subscriber.tenantId, subscriber.id, suspend))
+        .catch((error: Error) =>
+          this.logger.warn({
+            msg: 'non-payment suspension failed',
+            subscriber_id: subscriber.id,
+            err: error.message,
+          }),
+        );
+    }
+  }
+
+  /**
+   * invoice_reminders: one invoice.reminder per invoice and offset of its profile's reminder_offsets, on the day
+   * due_date + offset, while the invoice is really owed. An invoice first seen with several offsets past gets only the
+   * latest (billing's dueReminders answers that one); the earlier ones are never sent after it.
+   */
+  async sweepReminders(): Promise<void> {
+    const today = this.clock.today();
+    await this.tx.run(automationScope('invoice_reminders'), async (tx) => {
+      const due = await this.collections.dueReminders(
+        tx.manager,
+        today,
+        BATCH,
+        this.automation.pending('invoice_reminders'),
+      );
+      for (const { invoice, offsetDays, amountDue } of due) {
+        const first = await this.automation.claimEffect(tx.manager, {
+          tenantId: invoice.tenantId,
+          rule: 'invoice_reminders',
+          subjectId: `${invoice.id}:${offsetDays}`,
+          resultId: null,
+          createdAt: new Date(),
+        });
+        if (first) {
+          await this.events.append(tx, {
+            tenantId: invoice.tenantId,
+            type: 'invoice.reminder',
+            subjectId: invoice.id,
+            object: InvoiceDto.from(invoice),
+            details: { offset_days: offsetDays, amount_due: amountDue },
+          });
+        }
+      }
+    });
+  }
+}

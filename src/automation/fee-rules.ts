@@ -1,0 +1,80 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { FeesService } from '../billing';
+import { Clock } from '../common/clock';
+import { automationScope } from '../common/request-context';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
+import { type Subscriber, SubscriberStatus, SuspensionReason } from '../subscribers';
+import { AutomationRepository, type LogEvent } from './automation.repository';
+
+const BATCH = 200;
+
+/**
+ * The fee rules (docs/automation.md): late_fee, a sweep, and reconnection_fee, a reaction to a status change; and the
+ * fees_before_restoration check paid_up makes. Billing's FeesService charges the fees; this decides when.
+ */
+@Injectable()
+export class FeeRules {
+  private readonly logger = new Logger('AutomationWorker');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    private readonly tx: TransactionRunner,
+    private readonly automation: AutomationRepository,
+    private readonly fees: FeesService,
+  ) {}
+
+  /**
+   * late_fee: each invoice that earns a late fee today is charged it, in a transaction of its own that locks the
+   * subscriber first (the invoice issued for the fee takes the subscriber's money after it). The charge's unique
+   * (late_fee, invoice) makes it once, whatever the sweeps, instances and retries.
+   */
+  async sweepLateFees(): Promise<void> {
+    const today = this.clock.today();
+    const due = await this.fees.lateFeesDue(
+      this.dataSource.manager,
+      today,
+      BATCH,
+      this.automation.ruleOn('late_fee'),
+    );
+    for (const { tenantId, subscriberId, invoiceId } of due) {
+      await this.tx
+        .run(automationScope('late_fee'), async (tx) => {
+          // The rule may have been turned off since the read.
+          if ((await this.automation.disabled(tx.manager, [tenantId])).has(`${tenantId}/late_fee`)) {
+            return;
+          }
+          await this.fees.chargeLateFee(tx, tenantId, subscriberId, invoiceId, today);
+        })
+        .catch((error: Error) =>
+          this.logger.warn({ msg: 'late fee failed', invoice_id: invoiceId, err: error.message }),
+        );
+    }
+  }
+
+  /**
+   * reconnection_fee: a move from suspended to active that ends a suspension for non_payment (the subscriber's latest
+   * move into suspended before it, whoever made either) charges the profile's reconnection fee, once per suspension.
+   */
+  async reconnected(tx: Tx, event: LogEvent, subscriberId: string): Promise<void> {
+    if (
+      event.type !== 'subscriber.status_changed' ||
+      event.data.from !== SubscriberStatus.Suspended ||
+      event.data.to !== SubscriberStatus.Active
+    ) {
+      return;
+    }
+    const suspension = await this.automation.suspensionBefore(tx.manager, event, subscriberId);
+    if (suspension?.reason !== SuspensionReason.NonPayment) {
+      return;
+    }
+    await this.fees.chargeReconnectionFee(tx, event.tenantId, subscriberId, suspension.id);
+  }
+
+  /** paid_up: whether unpaid fees keep the subscriber's non-payment suspension (fees_before_restoration). */
+  feesHoldSuspension(manager: EntityManager, subscriber: Subscriber): Promise<boolean> {
+    return this.fees.feesHoldSuspension(manager, subscriber);
+  }
+}
