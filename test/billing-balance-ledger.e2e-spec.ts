@@ -42,6 +42,13 @@ describe('Billing: balance and ledger', () => {
     return listAll<LedgerEntryRecord>(t, a.token, `/api/v1/subscribers/${subscriberId}/ledger`);
   }
 
+  /** The subscriber's charges of one status (pending: what the next invoice will carry). */
+  function charges(subscriberId: string, status: 'pending' | 'invoiced' = 'pending') {
+    return listAll<Record<string, unknown>>(t, a.token, `/api/v1/subscribers/${subscriberId}/charges`, {
+      status,
+    });
+  }
+
   describe('GET /api/v1/subscribers/{id}/balance', () => {
     it('should require authentication', async () => {
       const res = await request(t.http).get(`/api/v1/subscribers/${a.subscriberId}/balance`);
@@ -80,24 +87,34 @@ describe('Billing: balance and ledger', () => {
       await expectBalance(700, 1000, 300); // a payment lowers it
       await createTransaction(t, a.token, subscriberId, { kind: 'credit', amount: 100 });
       await expectBalance(600, 1000, 400); // a credit lowers it
-      await createTransaction(t, a.token, subscriberId, { kind: 'debit', amount: 50 });
-      await expectBalance(650, 1000, 400); // a debit raises it
       await createTransaction(t, a.token, subscriberId, {
         kind: 'refund',
         amount: 100,
         refund_of: payment.id,
       });
-      await expectBalance(750, 1000, 300); // a refund raises it
+      await expectBalance(700, 1000, 300); // a refund raises it
       const toVoid = await createInvoice(t, a.token, subscriberId, 200);
-      await expectBalance(950, 1200, 300);
+      await expectBalance(900, 1200, 300);
       expectSuccess(await voidInvoice(t, a.token, toVoid.id));
-      await expectBalance(750, 1000, 300); // voiding an open invoice lowers it
+      await expectBalance(700, 1000, 300); // voiding an open invoice lowers it
       expectSuccess(
         await allocate(t, a.token, payment.id, { allocations: [{ invoice_id: invoice.id, amount: 200 }] }),
       );
-      await expectBalance(750, 800, 100); // an allocation moves money between the two, not the balance
-      expectSuccess(await finalizeInvoice(t, a.token, draft.id));
-      await expectBalance(1250, 1300, 100); // finalizing a draft raises it
+      await expectBalance(700, 800, 100); // an allocation moves money between the two, not the balance
+      const debit = await createTransaction(t, a.token, subscriberId, { kind: 'debit', amount: 50 });
+      await expectBalance(700, 800, 100); // a debit waits as a pending charge: not owed until invoiced
+      expect(await charges(subscriberId)).toEqual([
+        expect.objectContaining({ source: 'debit', source_id: debit.id, amount: 50, status: 'pending' }),
+      ]);
+      const finalized = await finalizeInvoice(t, a.token, draft.id);
+      expectSuccess(finalized);
+      // Finalizing a draft raises it, by its lines and the debit it now carries.
+      expect(finalized.body.data).toMatchObject({ total: 550, amount_due: 550 });
+      await expectBalance(1250, 1350, 100);
+      expect(await charges(subscriberId)).toEqual([]);
+      expect(await charges(subscriberId, 'invoiced')).toEqual([
+        expect.objectContaining({ source_id: debit.id, status: 'invoiced', invoice_id: draft.id }),
+      ]);
     });
 
     it('should not lower the balance when a draft is voided', async () => {
@@ -124,10 +141,22 @@ describe('Billing: balance and ledger', () => {
       await createInvoice(t, a.token, subscriberId, 700, { currency: 'EUR' });
       await createPayment(t, a.token, subscriberId, 200, { currency: 'EUR' });
       await createTransaction(t, a.token, subscriberId, { kind: 'debit', amount: 30, currency: 'GBP' });
-      const balances = await getBalances(t, a.token, subscriberId);
-      expect([...balances].sort((x, y) => x.currency.localeCompare(y.currency))).toEqual<CurrencyBalance[]>([
+      const sorted = async () =>
+        [...(await getBalances(t, a.token, subscriberId))].sort((x, y) =>
+          x.currency.localeCompare(y.currency),
+        );
+      // The GBP debit is a pending charge: no GBP balance until an invoice in GBP carries it.
+      expect(await sorted()).toEqual<CurrencyBalance[]>([
         { currency: 'EUR', balance: 500, open_invoices_due: 700, unallocated_credit: 200 },
-        { currency: 'GBP', balance: 30, open_invoices_due: 0, unallocated_credit: 0 },
+        { currency: 'USD', balance: 1000, open_invoices_due: 1000, unallocated_credit: 0 },
+      ]);
+      expect(await charges(subscriberId)).toEqual([
+        expect.objectContaining({ source: 'debit', currency: 'GBP', amount: 30 }),
+      ]);
+      await createInvoice(t, a.token, subscriberId, 70, { currency: 'GBP' });
+      expect(await sorted()).toEqual<CurrencyBalance[]>([
+        { currency: 'EUR', balance: 500, open_invoices_due: 700, unallocated_credit: 200 },
+        { currency: 'GBP', balance: 100, open_invoices_due: 100, unallocated_credit: 0 },
         { currency: 'USD', balance: 1000, open_invoices_due: 1000, unallocated_credit: 0 },
       ]);
     });
@@ -166,7 +195,13 @@ describe('Billing: balance and ledger', () => {
       expectSuccess(
         await allocate(t, a.token, payment.id, { allocations: [{ invoice_id: invoice.id, amount: 300 }] }),
       );
-      expectSuccess(await finalizeInvoice(t, a.token, draft.id));
+      const finalized = await finalizeInvoice(t, a.token, draft.id);
+      expectSuccess(finalized);
+      // The debit posted nothing itself: the finalized draft carries it as a line, and its entry has it.
+      expect(finalized.body.data.lines).toEqual([
+        expect.objectContaining({ amount: 400 }),
+        expect.objectContaining({ amount: 20, charge_id: expect.stringMatching(/^chg_/) }),
+      ]);
       const toVoid = await createInvoice(t, a.token, subscriberId, 80);
       expectSuccess(await voidInvoice(t, a.token, toVoid.id));
 
@@ -180,9 +215,8 @@ describe('Billing: balance and ledger', () => {
       ).toEqual([
         ['invoice_voided', toVoid.id, -80, 870],
         ['invoice', toVoid.id, 80, 950],
-        ['invoice', draft.id, 400, 870],
-        ['refund', refund.id, 100, 470],
-        ['debit', debit.id, 20, 370],
+        ['invoice', draft.id, 420, 870],
+        ['refund', refund.id, 100, 450],
         ['credit', credit.id, -50, 350],
         ['payment', payment.id, -600, 400],
         ['invoice', invoice.id, 1000, 1000],
@@ -199,6 +233,9 @@ describe('Billing: balance and ledger', () => {
         });
       }
       expect((await getBalance(t, a.token, subscriberId))?.balance).toBe(870);
+      expect(await charges(subscriberId, 'invoiced')).toEqual([
+        expect.objectContaining({ source: 'debit', source_id: debit.id, invoice_id: draft.id }),
+      ]);
     });
 
     it('should keep the latest balance_after equal to the sum of the amounts, per currency', async () => {
@@ -208,6 +245,8 @@ describe('Billing: balance and ledger', () => {
       await createPayment(t, a.token, subscriberId, 300, { currency: 'USD' });
       await createTransaction(t, a.token, subscriberId, { kind: 'credit', amount: 120, currency: 'EUR' });
       await createTransaction(t, a.token, subscriberId, { kind: 'debit', amount: 5, currency: 'USD' });
+      expect(await ledger(subscriberId)).toHaveLength(4); // the debit waits as a pending charge
+      await createInvoice(t, a.token, subscriberId, 100, { currency: 'USD' }); // 105: it carries the debit
 
       const entries = await ledger(subscriberId);
       expect(entries).toHaveLength(5);
@@ -217,7 +256,7 @@ describe('Billing: balance and ledger', () => {
         expect(ofCurrency[0].balance_after).toBe(sum);
         expect((await getBalance(t, a.token, subscriberId, currency))?.balance).toBe(sum);
       }
-      expect((await getBalance(t, a.token, subscriberId, 'USD'))?.balance).toBe(705);
+      expect((await getBalance(t, a.token, subscriberId, 'USD'))?.balance).toBe(805);
       expect((await getBalance(t, a.token, subscriberId, 'EUR'))?.balance).toBe(780);
     });
 

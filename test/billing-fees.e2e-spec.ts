@@ -310,6 +310,30 @@ describe('Billing: late and reconnection fees', () => {
       const res = await postBillingProfile(t, isp.token, billingProfileBody(body));
       expectError(res, status, code, field);
     });
+
+    // A hostile-input finding: an array where the late_fee object belongs answered 500 when it held null.
+    it.each<[string, unknown]>([
+      ['[null]', [null]],
+      ['[]', []],
+      ['an array holding a valid fee', [{ type: 'fixed', amount: 500 }]],
+    ])('should refuse a late fee that is an array, %s, on create and on PATCH, changing nothing', async (_what, lateFee) => {
+      const isp = await freshTenant();
+      expectError(
+        await postBillingProfile(t, isp.token, billingProfileBody({ late_fee: lateFee })),
+        422,
+        'validation_failed',
+        'late_fee',
+      );
+      const profile = await createBillingProfile(t, isp.token, { late_fee: { type: 'fixed', amount: 700 } });
+      const patched = await request(t.http)
+        .patch(`/api/v1/billing-profiles/${profile.id}`)
+        .set(bearer(isp.token))
+        .send({ payment_terms_days: 30, late_fee: lateFee });
+      expectError(patched, 422, 'validation_failed', 'late_fee');
+      const read = await request(t.http).get(`/api/v1/billing-profiles/${profile.id}`).set(bearer(isp.token));
+      expectSuccess(read);
+      expect(read.body.data).toEqual(profile);
+    });
   });
 
   describe('late_fee', () => {

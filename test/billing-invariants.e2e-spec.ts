@@ -7,6 +7,7 @@ import {
   type CurrencyBalance,
   finalizeInvoice,
   getBalances,
+  type InvoiceLine,
   type InvoiceRecord,
   type LedgerEntryRecord,
   listAll,
@@ -113,6 +114,23 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ type: fc.constant('oldest_first' as const), pick: fc.nat() }) },
 );
+
+/** A pending charge (GET /subscribers/{id}/charges), as far as this suite reads it. */
+interface ChargeRecord {
+  id: string;
+  subscriber_id: string;
+  quantity: number;
+  unit_amount: number;
+  amount: number;
+  currency: string;
+  status: 'pending' | 'invoiced';
+  source: string;
+  source_id: string | null;
+  invoice_id: string | null;
+}
+
+/** An invoice line; the ones carrying a pending charge name it. */
+type ChargedLine = InvoiceLine & { charge_id?: string };
 
 interface KnownInvoice {
   id: string;
@@ -330,12 +348,28 @@ describe('Billing: invariants under a random sequence of operations', () => {
     describe('afterwards', () => {
       let allTransactions: TransactionRecord[];
       let allInvoices: InvoiceRecord[];
+      let allCharges: ChargeRecord[];
       let allocationSums: Map<string, number>;
       let invoiceAllocationSums: Map<string, number>;
 
       beforeAll(async () => {
         allTransactions = await listAll<TransactionRecord>(t, tenant.token, '/api/v1/transactions');
         allInvoices = await listAll<InvoiceRecord>(t, tenant.token, '/api/v1/invoices');
+        allCharges = [];
+        for (const subscriberId of subscribers) {
+          for (const status of ['pending', 'invoiced']) {
+            allCharges.push(
+              ...(await listAll<ChargeRecord>(
+                t,
+                tenant.token,
+                `/api/v1/subscribers/${subscriberId}/charges`,
+                {
+                  status,
+                },
+              )),
+            );
+          }
+        }
         const byTransaction: { transaction_id: string; total: string }[] = await t.dataSource.query(
           `SELECT transaction_id, SUM(amount) AS total FROM allocations WHERE tenant_id = $1 GROUP BY transaction_id`,
           [tenant.tenantId],
@@ -373,9 +407,11 @@ describe('Billing: invariants under a random sequence of operations', () => {
         ).toEqual([]);
       });
 
-      it('should keep allocated + unallocated + refunded = amount, never negative, for every transaction', () => {
+      it('should keep allocated + unallocated + refunded = amount, never negative, for every payment and credit', () => {
         expect(allTransactions.length).toBeGreaterThan(50);
-        for (const txn of allTransactions) {
+        const allocatable = allTransactions.filter((txn) => txn.kind === 'payment' || txn.kind === 'credit');
+        expect(allocatable.length).toBeGreaterThan(25);
+        for (const txn of allocatable) {
           expect({
             id: txn.id,
             sum: txn.allocated_amount + txn.unallocated_amount + txn.refunded_amount,
@@ -389,6 +425,78 @@ describe('Billing: invariants under a random sequence of operations', () => {
           });
           expect(txn.allocated_amount).toBeGreaterThanOrEqual(0);
           expect(txn.refunded_amount).toBeGreaterThanOrEqual(0);
+        }
+      });
+
+      it('should answer unallocated_amount null for every debit and refund (they are not applied)', () => {
+        const notApplied = allTransactions.filter((txn) => txn.kind === 'debit' || txn.kind === 'refund');
+        expect(notApplied.some((txn) => txn.kind === 'debit')).toBe(true);
+        expect(notApplied.some((txn) => txn.kind === 'refund')).toBe(true);
+        for (const txn of notApplied) {
+          expect({ id: txn.id, unallocated: txn.unallocated_amount }).toEqual({
+            id: txn.id,
+            unallocated: null,
+          });
+        }
+      });
+
+      it('should make every debit one charge, pending or carried by exactly one line of one issued invoice', () => {
+        const debits = allTransactions.filter((txn) => txn.kind === 'debit');
+        expect(debits.length).toBeGreaterThan(10);
+        const linesByCharge = new Map<string, { invoice: InvoiceRecord; line: ChargedLine }[]>();
+        for (const invoice of allInvoices) {
+          for (const line of invoice.lines as ChargedLine[]) {
+            if (line.charge_id) {
+              linesByCharge.set(line.charge_id, [
+                ...(linesByCharge.get(line.charge_id) ?? []),
+                { invoice, line },
+              ]);
+            }
+          }
+        }
+        const debitCharges = allCharges.filter((charge) => charge.source === 'debit');
+        expect(debitCharges).toHaveLength(debits.length);
+        for (const debit of debits) {
+          const charges = debitCharges.filter((charge) => charge.source_id === debit.id);
+          expect({ debit: debit.id, charges: charges.length }).toEqual({ debit: debit.id, charges: 1 });
+          const [charge] = charges;
+          expect(charge).toMatchObject({
+            subscriber_id: debit.subscriber_id,
+            currency: debit.currency,
+            amount: debit.amount,
+            quantity: 1,
+            unit_amount: debit.amount,
+          });
+          const carried = linesByCharge.get(charge.id) ?? [];
+          if (charge.status === 'pending') {
+            expect({ charge: charge.id, invoice_id: charge.invoice_id, lines: carried.length }).toEqual({
+              charge: charge.id,
+              invoice_id: null,
+              lines: 0,
+            });
+            continue;
+          }
+          expect(charge.status).toBe('invoiced');
+          expect({ charge: charge.id, lines: carried.length }).toEqual({ charge: charge.id, lines: 1 });
+          const [{ invoice, line }] = carried;
+          expect({ charge: charge.id, invoice_id: charge.invoice_id, amount: line.amount }).toEqual({
+            charge: charge.id,
+            invoice_id: invoice.id,
+            amount: debit.amount,
+          });
+          expect(invoice).toMatchObject({ subscriber_id: debit.subscriber_id, currency: debit.currency });
+          expect(invoice.status).not.toBe('draft');
+        }
+        // The sequence saw both: debits an invoice issued after them carried, and debits still waiting.
+        expect(debitCharges.some((charge) => charge.status === 'invoiced')).toBe(true);
+        // Every charge line of an invoice is one charge the invoice carried.
+        for (const [chargeId, carried] of linesByCharge) {
+          const charge = allCharges.find((row) => row.id === chargeId);
+          expect({ chargeId, status: charge?.status, invoice_id: charge?.invoice_id }).toEqual({
+            chargeId,
+            status: 'invoiced',
+            invoice_id: carried[0].invoice.id,
+          });
         }
       });
 
@@ -532,8 +640,9 @@ describe('Billing: invariants under a random sequence of operations', () => {
                 invoices.filter((i) => i.status !== 'draft' && i.status !== 'void'),
                 (i) => i.total,
               ) +
+              // A debit is owed once an invoice carries it (its total has the charge's line), not before.
               sumBy(
-                txns.filter((x) => x.kind === 'debit' || x.kind === 'refund'),
+                txns.filter((x) => x.kind === 'refund'),
                 (x) => x.amount,
               ) -
               sumBy(

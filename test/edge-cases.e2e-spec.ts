@@ -69,12 +69,21 @@ describe('Edge cases', () => {
         lines: [{ description: 'More', quantity: 1, unit_amount: 1 }],
       });
       expectError(second, 422, 'validation_failed', 'amount');
+      // A debit posts nothing itself: it waits as a pending charge, and the invoice that would carry it is refused.
       const debit = await postTransaction(
         t,
         tenant.token,
         transactionBody(subscriberId, { kind: 'debit', amount: 5 }),
       );
-      expectError(debit, 422, 'validation_failed', 'amount');
+      expect(debit.status).toBe(201);
+      expect(debit.body.data.unallocated_amount).toBeNull();
+      const carrying = await postInvoice(t, tenant.token, {
+        subscriber_id: subscriberId,
+        currency: 'USD',
+        due_date: '2099-12-31',
+        lines: [{ description: 'Nothing', quantity: 1, unit_amount: 0 }],
+      });
+      expectError(carrying, 422, 'validation_failed', 'amount');
 
       const [balance] = await getBalances(t, tenant.token, subscriberId);
       expect(balance.balance).toBe(MAX_AMOUNT);
@@ -83,11 +92,18 @@ describe('Edge cases', () => {
         .set(bearer(tenant.token));
       expect(ledger.status).toBe(200);
       expect(ledger.body.data).toHaveLength(1);
+      const pending = await request(t.http)
+        .get(`/api/v1/subscribers/${subscriberId}/charges`)
+        .set(bearer(tenant.token));
+      expect(pending.status).toBe(200);
+      expect(pending.body.data).toEqual([
+        expect.objectContaining({ source_id: debit.body.data.id, amount: 5, status: 'pending' }),
+      ]);
     });
   });
 
   describe('archived subscribers', () => {
-    it('should refuse invoices and transactions for an archived subscriber with 409', async () => {
+    it('should refuse invoices, debits and credits for an archived subscriber with 409, and record its payments', async () => {
       const subscriberId = await newSubscriberId(t, tenant.token);
       const archive = await request(t.http)
         .post(`/api/v1/subscribers/${subscriberId}/status`)
@@ -105,12 +121,26 @@ describe('Edge cases', () => {
         'invalid_state_transition',
         'subscriber_id',
       );
-      expectError(
-        await postTransaction(t, tenant.token, transactionBody(subscriberId)),
-        409,
-        'invalid_state_transition',
-        'subscriber_id',
-      );
+      for (const kind of ['debit', 'credit']) {
+        expectError(
+          await postTransaction(
+            t,
+            tenant.token,
+            transactionBody(subscriberId, { kind, source: 'adjustment' }),
+          ),
+          409,
+          'invalid_state_transition',
+          'subscriber_id',
+        );
+      }
+      // Money that really arrived is always recorded (issue #28 item 5), and the subscriber stays archived.
+      const payment = await postTransaction(t, tenant.token, transactionBody(subscriberId));
+      expect(payment.status).toBe(201);
+      expect(payment.body.data).toMatchObject({ kind: 'payment', amount: 1000, unallocated_amount: 1000 });
+      const subscriber = await request(t.http)
+        .get(`/api/v1/subscribers/${subscriberId}`)
+        .set(bearer(tenant.token));
+      expect(subscriber.body.data.status).toBe('archived');
     });
   });
 

@@ -4,6 +4,7 @@ import request, { type Response } from 'supertest';
 import { invoiceBody, transactionBody } from './support/billing-factory';
 import { type BillingRunServer, startBillingRunServer } from './support/billing-run-process';
 import {
+  addDays,
   type BillingRun,
   createActiveService,
   createCustomer,
@@ -14,6 +15,7 @@ import {
   invoicesOf,
   postRun,
   type RunApp,
+  runToCompletion,
   startRunApp,
   waitForRun,
 } from './support/billing-run-factory';
@@ -54,6 +56,7 @@ type Kind = 'day' | 'timestamp';
 const LIST_PATHS = [
   '/api/v1/billing-profiles',
   '/api/v1/billing-runs',
+  '/api/v1/billing-runs/{id}/items',
   '/api/v1/events',
   '/api/v1/invoices',
   '/api/v1/nas',
@@ -62,6 +65,7 @@ const LIST_PATHS = [
   '/api/v1/services',
   '/api/v1/services/{id}/sessions',
   '/api/v1/subscribers',
+  '/api/v1/subscribers/{id}/charges',
   '/api/v1/subscribers/{id}/ledger',
   '/api/v1/subscribers/{id}/services',
   '/api/v1/subscribers/{id}/tickets',
@@ -201,7 +205,10 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
       url: 'https://hooks.example.net/isp',
       events: ['*'],
     });
+    // A run whose items the items list's date filters are tried on (a dry run: it may look ahead, and bills nothing).
+    const dryRun = await runToCompletion(t, token, { dry_run: true });
     ids = {
+      'billing-runs': dryRun.id,
       services: service.id,
       subscribers: customer.subscriberId,
       tickets: ticket.id,
@@ -368,6 +375,33 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
   });
 
   describe('POST /billing-runs as_of', () => {
+    // The clock moves to the end of the range for a real run there (its as_of may not be after today); back after.
+    let start: Date;
+    beforeAll(() => {
+      start = run.clock.now();
+    });
+    afterEach(() => {
+      run.clock.set(start);
+    });
+
+    const today = () => run.clock.now().toISOString().slice(0, 10);
+
+    it('should refuse a real run whose as_of is after today as 422 naming as_of, and let a dry run look ahead 62 days', async () => {
+      const future = await postRun(t, token, { as_of: addDays(today(), 1) });
+      expectError(future, 422, 'validation_failed', 'as_of');
+      expect(future.body.error.message).toContain('is in the future');
+      const ahead = await postRun(t, token, { as_of: addDays(today(), 62), dry_run: true });
+      expectSuccess(ahead, 202);
+      expect(ahead.body.data).toMatchObject({ as_of: addDays(today(), 62), dry_run: true });
+      expect((await waitForRun(t, token, ahead.body.data.id)).status).toBe('completed');
+      expectError(
+        await postRun(t, token, { as_of: addDays(today(), 63), dry_run: true }),
+        422,
+        'validation_failed',
+        'as_of',
+      );
+    });
+
     it.each(['9999-01-01', '9999-12-01', '9999-12-31'])(
       'should refuse as_of %s, whose period or due dates would pass 9999-12-31, as 422 naming as_of',
       async (asOf) => {
@@ -411,6 +445,15 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
 
     it('should bill the latest as_of, 9998-12-28 on 365 days terms, due 9999-12-28 without an error', async () => {
       const who = await billedCustomer(28, 365);
+      // The day before, the upcoming invoice previews that run: due on the latest due date a run may give.
+      run.clock.set('9998-12-27T12:00:00.000Z');
+      const upcoming = await request(t.http)
+        .get(`/api/v1/subscribers/${who.subscriberId}/upcoming-invoice`)
+        .set(bearer(who.tenant.token));
+      expectSuccess(upcoming);
+      expect(upcoming.body.data).toMatchObject({ as_of: '9998-12-28', due_date: '9999-12-28' });
+
+      run.clock.set('9998-12-28T12:00:00.000Z');
       const done = await completedRun(who, '9998-12-28');
       expect({ status: done.status, errors: done.errors, invoices: done.invoices_created }).toEqual({
         status: 'completed',
@@ -419,17 +462,65 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
       });
       const [invoice] = await invoicesOf(t, who.tenant.token, who.subscriberId);
       expect(invoice.due_date).toBe('9999-12-28');
-      // The month billed in advance; the month before is charged too (the service was active all of it).
+      // The month billed in advance; the months before are charged too (the service was active all of them).
       expect(invoice.lines.map((line) => line.description)).toContainEqual(
         expect.stringMatching(/, 9998-12-28 to 9999-01-27$/),
       );
+      type Dated = { description: string; amount: number; period_start: string; period_end: string };
+      const dates = (lines: Dated[]) =>
+        lines.map(({ description, amount, period_start, period_end }) => ({
+          description,
+          amount,
+          period_start,
+          period_end,
+        }));
+      const invoiceLines = dates(invoice.lines as unknown as Dated[]);
+      expect(invoiceLines.at(-1)).toMatchObject({ period_start: '9998-12-28', period_end: '9999-01-27' });
+      for (const line of invoiceLines) {
+        expect(line.period_start <= line.period_end && line.period_end <= '9999-12-31').toBe(true);
+      }
+      // The preview was that invoice, line for line.
+      expect(dates(upcoming.body.data.lines)).toEqual(invoiceLines);
+      expect(upcoming.body.data.total).toBe(invoice.total);
+
+      // The run's items: what the subscriber was billed, with the same dates.
+      const items = await request(t.http)
+        .get(`/api/v1/billing-runs/${done.id}/items`)
+        .set(bearer(who.tenant.token));
+      expectList(items);
+      expect(items.body.data).toHaveLength(1);
+      const [item] = items.body.data;
+      expect(item).toMatchObject({
+        billing_run_id: done.id,
+        subscriber_id: who.subscriberId,
+        invoice_id: invoice.id,
+        total: invoice.total,
+        error: null,
+      });
+      expect(dates(item.lines)).toEqual(invoiceLines);
+
+      // After it, the next run would be 9999-01-28, past the last day a run may bill: the preview says nothing comes
+      // (it answered 500 when the due date passed 9999-12-31), on the day of the run and on the last day of the range.
+      for (const at of ['9998-12-28T12:00:00.000Z', '9998-12-31T12:00:00.000Z']) {
+        run.clock.set(at);
+        const after = await request(t.http)
+          .get(`/api/v1/subscribers/${who.subscriberId}/upcoming-invoice`)
+          .set(bearer(who.tenant.token));
+        expectSuccess(after);
+        expect(after.body.data).toMatchObject({ as_of: null, due_date: null, lines: [], total: 0 });
+      }
     });
 
     it('should accept as_of 9998-12-31, the last day allowed (a day no billing_day matches: nobody is due)', async () => {
       const profile = await createProfile(t, token, { billing_day: 28, payment_terms_days: 365 });
       await createBilledSubscriber(t, token, profile.id);
+      run.clock.set('9998-12-31T12:00:00.000Z');
       const done = await completedRun(customer, '9998-12-31');
       expect({ status: done.status, errors: done.errors }).toEqual({ status: 'completed', errors: [] });
+      // A dry run may look ahead, but not past the last day a run may bill.
+      const past = await postRun(t, token, { as_of: '9999-01-01', dry_run: true });
+      expectError(past, 422, 'validation_failed', 'as_of');
+      expect(past.body.error.message).toContain('on or before 9998-12-31');
     });
   });
 });

@@ -24,6 +24,8 @@ const EMITTED = [
   'invoice.paid',
   'invoice.voided',
   'invoice.written_off',
+  'charge.created',
+  'charge.deleted',
   'transaction.created',
   'transaction.allocated',
   'transaction.refunded',
@@ -195,6 +197,15 @@ describe('Hardening: event types and webhook patterns', () => {
         allocations: [{ invoice_id: invoice.id, amount: 1000 }],
       });
       expect(allocated.status).toBe(200);
+      const charge = await request(t.http)
+        .post(`/api/v1/subscribers/${subscriber.id}/charges`)
+        .set(bearer(tenant.token))
+        .send({ description: 'Router', amount: 4900, currency: 'USD' })
+        .expect(201);
+      await request(t.http)
+        .delete(`/api/v1/subscribers/${subscriber.id}/charges/${charge.body.data.id as string}`)
+        .set(bearer(tenant.token))
+        .expect(200);
       const ticket = await request(t.http)
         .post('/api/v1/tickets')
         .set(bearer(tenant.token))
@@ -218,6 +229,8 @@ describe('Hardening: event types and webhook patterns', () => {
       const emitted = new Set((await listEvents(t, tenant.token, {})).map((event) => event.type));
       expect(emitted).toContain('subscriber.created');
       expect(emitted).toContain('invoice.paid');
+      expect(emitted).toContain('charge.created');
+      expect(emitted).toContain('charge.deleted');
       for (const type of [
         'ticket.created',
         'ticket.updated',

@@ -1,4 +1,6 @@
+import request from 'supertest';
 import { expectError } from './support/envelope';
+import { bearer } from './support/factories';
 import {
   allocate,
   createBillingTenant,
@@ -238,16 +240,43 @@ describe('Money constraints at the database', () => {
       });
     });
 
+    it('should refuse an invoice whose pending charges would take its total beyond the largest amount', async () => {
+      const other = await createBillingTenant(t);
+      const debit = await createTransaction(t, other.token, other.subscriberId, {
+        kind: 'debit',
+        amount: MAX,
+      });
+      expect(debit.unallocated_amount).toBeNull();
+      expect(await getBalance(t, other.token, other.subscriberId)).toBeUndefined(); // pending, not owed yet
+      const res = await postInvoice(t, other.token, invoiceBody(other.subscriberId));
+      expectError(res, 422, 'validation_failed', 'lines');
+      expect(res.body.error.message).toContain('pending charges');
+      expect(await getBalance(t, other.token, other.subscriberId)).toBeUndefined();
+      const pending = await request(t.http)
+        .get(`/api/v1/subscribers/${other.subscriberId}/charges`)
+        .set(bearer(other.token));
+      expect(pending.status).toBe(200);
+      expect(pending.body.data).toEqual([
+        expect.objectContaining({ source: 'debit', source_id: debit.id, amount: MAX, status: 'pending' }),
+      ]);
+    });
+
     it('should refuse a payment that would take the unallocated credit beyond the largest amount', async () => {
       const other = await createBillingTenant(t);
-      await createPayment(t, other.token, other.subscriberId, MAX);
-      await createTransaction(t, other.token, other.subscriberId, { kind: 'debit', amount: MAX });
-      const res = await postTransaction(t, other.token, transactionBody(other.subscriberId, { amount: MAX }));
+      // An open invoice of MAX brings the balance back to 0 (a debit no longer does: it waits as a pending charge), so
+      // only the unallocated credit would overflow: the payments wait for an allocation by hand.
+      await createInvoice(t, other.token, other.subscriberId, MAX);
+      await createPayment(t, other.token, other.subscriberId, MAX, { auto_apply: false });
+      const res = await postTransaction(
+        t,
+        other.token,
+        transactionBody(other.subscriberId, { amount: MAX, auto_apply: false }),
+      );
       expectError(res, 422, 'validation_failed', 'amount');
       expect(await getBalance(t, other.token, other.subscriberId)).toEqual({
         currency: 'USD',
         balance: 0,
-        open_invoices_due: 0,
+        open_invoices_due: MAX,
         unallocated_credit: MAX,
       });
     });

@@ -39,7 +39,10 @@ interface Step {
   body?: (ids: Ids) => Record<string, unknown>;
   /** What of the answer later steps need. */
   keep?: (data: Record<string, unknown>, ids: Ids) => void;
-  /** A record the example needs that no POST example makes (a draft invoice to finalize, an open one to void). */
+  /**
+   * A record the example needs that no POST example makes (a draft invoice to finalize, an open one to void or write
+   * off).
+   */
   before?: (ids: Ids) => Promise<void>;
 }
 
@@ -77,7 +80,12 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     { operationId: 'createToken', body: (all) => ({ tenant: all.slug }) },
     { operationId: 'createBillingProfile', keep: (data, all) => (all.profile = data.id as string) },
     { operationId: 'updateBillingProfile', params: (all) => ({ id: all.profile }) },
-    { operationId: 'createSubscriber', keep: (data, all) => (all.subscriber = data.id as string) },
+    {
+      operationId: 'createSubscriber',
+      // Billed on the profile just made, so every money example after it must be in that profile's currency.
+      body: (all) => ({ billing_profile_id: all.profile }),
+      keep: (data, all) => (all.subscriber = data.id as string),
+    },
     { operationId: 'updateSubscriber', params: (all) => ({ id: all.subscriber }) },
     { operationId: 'changeSubscriberStatus', params: (all) => ({ id: all.subscriber }) },
     {
@@ -97,6 +105,13 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
       params: (all) => ({ id: all.draft }),
     },
     { operationId: 'voidInvoice', before: () => draftInvoice('open'), params: (all) => ({ id: all.open }) },
+    {
+      operationId: 'writeOffInvoice',
+      before: () => draftInvoice('owed'),
+      params: (all) => ({ id: all.owed }),
+    },
+    // A pending charge for the subscriber: the next invoice issued to it in its currency carries it.
+    { operationId: 'createSubscriberCharge', params: (all) => ({ id: all.subscriber }) },
     { operationId: 'updateTicketSettings' },
     {
       operationId: 'createTicket',

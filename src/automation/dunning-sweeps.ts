@@ -1,27 +1,30 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CollectionsService, InvoiceDto } from '../billing';
 import { Clock } from '../common/clock';
 import { daysBetween } from '../common/dates';
 import { automationScope } from '../common/request-context';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import { SubscribersService, SubscriberStatus, SuspensionReason, type ChangeStatusDto } from '../subscribers';
 import { AutomationRepository } from './automation.repository';
-
-const BATCH = 200;
+import { SweepCursors } from './sweep-cursors';
 
 /**
  * The dunning sweeps (docs/automation.md): overdue_invoices and invoice_reminders, states the clock creates rather
  * than events. Billing's CollectionsService says what is really owed; the once-only bookkeeping (automation_effects)
- * and the per-tenant switch are this module's, handed to its queries as a SubjectFilter.
+ * and the per-tenant switch are this module's, handed to its queries as a SubjectFilter. Each sweep reads a bounded
+ * part of the invoices past due per pass and resumes there on the next (SweepCursors).
  */
 @Injectable()
 export class DunningSweeps {
   private readonly logger = new Logger('AutomationWorker');
+  private readonly cursors: SweepCursors<'overdue' | 'suspend' | 'reminders'>;
 
   constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly tx: TransactionRunner,
@@ -29,20 +32,20 @@ export class DunningSweeps {
     private readonly automation: AutomationRepository,
     private readonly collections: CollectionsService,
     private readonly subscribers: SubscribersService,
-  ) {}
+  ) {
+    this.cursors = new SweepCursors(config.automation.sweepPageSize);
+  }
 
   /** overdue_invoices: announce each invoice once, then suspend who is past the profile's grace. */
   async sweepOverdue(): Promise<void> {
     const today = this.clock.today();
     const scope = automationScope('overdue_invoices');
-    await this.tx.run(scope, async (tx) => {
+    const next = await this.tx.run(scope, async (tx) => {
       const overdue = await this.collections.overdueInvoices(
         tx.manager,
-        today,
-        BATCH,
-        this.automation.pending('overdue_invoices'),
+        this.cursors.request('overdue', today, this.automation.pending('overdue_invoices')),
       );
-      for (const invoice of overdue) {
+      for (const invoice of overdue.items) {
         const first = await this.automation.claimEffect(tx.manager, {
           tenantId: invoice.tenantId,
           rule: 'overdue_invoices',
@@ -60,18 +63,18 @@ export class DunningSweeps {
           });
         }
       }
+      return overdue.next;
     });
+    this.cursors.moved('overdue', next);
     const suspend: ChangeStatusDto = {
       status: SubscriberStatus.Suspended,
       reason: SuspensionReason.NonPayment,
     };
     const toSuspend = await this.collections.subscribersToSuspend(
       this.dataSource.manager,
-      today,
-      BATCH,
-      this.automation.ruleOn('overdue_invoices'),
+      this.cursors.request('suspend', today, this.automation.ruleOn('overdue_invoices')),
     );
-    for (const subscriber of toSuspend) {
+    for (const subscriber of toSuspend.items) {
       await this.tx
         .run(scope, (tx) => this.subscribers.changeStatusIn(tx, subscriber.tenantId, subscriber.id, suspend))
         .catch((error: Error) =>
@@ -82,6 +85,8 @@ export class DunningSweeps {
           }),
         );
     }
+    // A suspension that failed is tried again when the sweep comes back to it.
+    this.cursors.moved('suspend', toSuspend.next);
   }
 
   /**
@@ -91,14 +96,12 @@ export class DunningSweeps {
    */
   async sweepReminders(): Promise<void> {
     const today = this.clock.today();
-    await this.tx.run(automationScope('invoice_reminders'), async (tx) => {
+    const next = await this.tx.run(automationScope('invoice_reminders'), async (tx) => {
       const due = await this.collections.dueReminders(
         tx.manager,
-        today,
-        BATCH,
-        this.automation.pending('invoice_reminders'),
+        this.cursors.request('reminders', today, this.automation.pending('invoice_reminders')),
       );
-      for (const { invoice, offsetDays, amountDue } of due) {
+      for (const { invoice, offsetDays, amountDue } of due.items) {
         const first = await this.automation.claimEffect(tx.manager, {
           tenantId: invoice.tenantId,
           rule: 'invoice_reminders',
@@ -116,6 +119,8 @@ export class DunningSweeps {
           });
         }
       }
+      return due.next;
     });
+    this.cursors.moved('reminders', next);
   }
 }

@@ -1,14 +1,14 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { FeesService } from '../billing';
 import { Clock } from '../common/clock';
 import { automationScope } from '../common/request-context';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { type Subscriber, SubscriberStatus, SuspensionReason } from '../subscribers';
 import { AutomationRepository, type LogEvent } from './automation.repository';
-
-const BATCH = 200;
+import { SweepCursors } from './sweep-cursors';
 
 /**
  * The fee rules (docs/automation.md): late_fee, a sweep, and reconnection_fee, a reaction to a status change; and the
@@ -17,14 +17,18 @@ const BATCH = 200;
 @Injectable()
 export class FeeRules {
   private readonly logger = new Logger('AutomationWorker');
+  private readonly cursors: SweepCursors<'late_fees'>;
 
   constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly tx: TransactionRunner,
     private readonly automation: AutomationRepository,
     private readonly fees: FeesService,
-  ) {}
+  ) {
+    this.cursors = new SweepCursors(config.automation.sweepPageSize);
+  }
 
   /**
    * late_fee: each invoice that earns a late fee today is charged it, in a transaction of its own that locks the
@@ -35,11 +39,9 @@ export class FeeRules {
     const today = this.clock.today();
     const due = await this.fees.lateFeesDue(
       this.dataSource.manager,
-      today,
-      BATCH,
-      this.automation.ruleOn('late_fee'),
+      this.cursors.request('late_fees', today, this.automation.ruleOn('late_fee')),
     );
-    for (const { tenantId, subscriberId, invoiceId } of due) {
+    for (const { tenantId, subscriberId, invoiceId } of due.items) {
       await this.tx
         .run(automationScope('late_fee'), async (tx) => {
           // The rule may have been turned off since the read.
@@ -52,6 +54,7 @@ export class FeeRules {
           this.logger.warn({ msg: 'late fee failed', invoice_id: invoiceId, err: error.message }),
         );
     }
+    this.cursors.moved('late_fees', due.next);
   }
 
   /**

@@ -28,6 +28,7 @@ export { BillingProfilesService } from './profiles/billing-profiles.service';
 export { BillingRunner, type TerminationCreditPolicy } from './runs/billing-runner';
 export { BillingPeriod, BillingRun } from './runs/billing-run.entity';
 export { CollectionsService } from './collections/collections.service';
-export type { DueReminder, LateFeeDue, SubjectFilter } from './collections/collections.repository';
+export type { SweepRequest, Swept } from './collections/collections.service';
+export type { DueReminder, LateFeeDue, SubjectFilter, SweepKey } from './collections/collections.repository';
 export { FeesService } from './fees/fees.service';
 export { BillingModule } from './billing.module';

@@ -53,6 +53,11 @@ export interface AutomationConfig {
   enabled: boolean;
   /** How often the consumer, the sweep and the bill scheduler look for work. */
   pollMs: number;
+  /**
+   * How many payable invoices a dunning sweep's query reads per page (issue 28): a pass reads a few pages per sweep,
+   * and the next pass resumes where it stopped.
+   */
+  sweepPageSize: number;
 }
 
 export const NETWORK_DRIVERS = ['radius-sql', 'none'] as const;
@@ -338,6 +343,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     automation: {
       enabled: boolean(env, 'AUTOMATION_ENABLED', true),
       pollMs: integer(env, 'AUTOMATION_POLL_MS', 5000, 10, 3_600_000),
+      sweepPageSize: integer(env, 'AUTOMATION_SWEEP_PAGE_SIZE', 1000, 1, 100_000),
     },
   };
 }

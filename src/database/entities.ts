@@ -2,7 +2,12 @@ import { Invoice, InvoiceCounter } from '../billing/invoices/invoice.entity';
 import { LedgerEntry, SubscriberBalance } from '../billing/ledger/ledger-entry.entity';
 import { Allocation, Transaction } from '../billing/transactions/transaction.entity';
 import { BillingProfile } from '../billing/profiles/billing-profile.entity';
-import { BillingPeriod, BillingRun, BillingRunItem, ServiceBilling } from '../billing/runs/billing-run.entity';
+import {
+  BillingPeriod,
+  BillingRun,
+  BillingRunItem,
+  ServiceBilling,
+} from '../billing/runs/billing-run.entity';
 import { Charge } from '../billing/charges/charge.entity';
 import { AutomationEffect, AutomationRuleSetting, EventConsumer } from '../automation/automation.entity';
 import { EventRecord } from '../events/event.entity';

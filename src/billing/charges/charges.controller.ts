@@ -42,7 +42,7 @@ export class ChargesController {
   @ApiExampleBody(CreateChargeDto, {
     description: 'Router TP-Link Archer C6',
     amount: 4900,
-    currency: 'EUR',
+    currency: 'USD',
     quantity: 1,
   })
   async createSubscriberCharge(

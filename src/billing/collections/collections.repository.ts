@@ -39,69 +39,249 @@ export interface DueReminder {
 
 const PAYABLE = sqlList(PAYABLE_STATUSES);
 
+/** A place in the order the sweeps read payable invoices in, oldest due first: (due_date, id). */
+export interface SweepKey {
+  dueDate: string;
+  id: string;
+}
+
+/**
+ * One page of a sweep (issue 28, "Dunning sweeps at 1M subscribers" in docs/performance.md): the payable invoices after
+ * `after` (from the oldest due when null) in (due_date, id) order, at most `scan` of them read, at most `limit` answers.
+ */
+export interface SweepPage {
+  after: SweepKey | null;
+  scan: number;
+  limit: number;
+}
+
+/** A page's answers, oldest due first, and where the next page starts: null when this one read the order to its end. */
+export interface SweepResult<T> {
+  items: T[];
+  next: SweepKey | null;
+}
+
+/** The columns every paged query answers: the page's answer (null when none) and what the page read. */
+interface PageRow {
+  key_due: string | null;
+  key_id: string | null;
+  page_read: string;
+  page_last_due: string | null;
+  page_last_id: string | null;
+}
+
+/**
+ * SQL of the CTE `scanned` (due_date, id): one page of payable invoices in sweep order, after the page's key ($4, $5)
+ * when `after`, at most $3 of them, read tenant by tenant for the rows of `bounds` (SQL answering tenant_id and bound:
+ * the tenants a sweep concerns, and the due date their invoices must be before), each a range of the index
+ * ix_invoices_tenant_payable_due (tenant_id, due_date, id), then merged. What a page costs is bounded by $3 per tenant
+ * with invoices past due, however many there are; what the page then reads (subscribers, profiles, the accounts' other
+ * invoices and money) is bounded by the $3 invoices it keeps.
+ */
+function scannedCte(bounds: string, after: boolean): string {
+  return `scanned AS MATERIALIZED (
+    SELECT s.due_date, s.id FROM (${bounds}) b CROSS JOIN LATERAL (
+      SELECT i.due_date, i.id FROM invoices i
+       WHERE i.tenant_id = b.tenant_id AND i.status IN (${PAYABLE}) AND i.due_date < b.bound
+             ${after ? 'AND (i.due_date, i.id) > ($4::date, $5::text)' : ''}
+       ORDER BY i.due_date, i.id LIMIT $3) s
+     ORDER BY s.due_date, s.id LIMIT $3)`;
+}
+
+/**
+ * SQL: the rows of `answers` (a query over the CTEs, in sweep order, answering key_due and key_id, the key of each
+ * answer), each with what the page read (page_read, and the key of the last invoice read); one row of nulls and the
+ * page's reading when there is no answer.
+ */
+function pageSelect(answers: string): string {
+  return `SELECT r.*, p.page_read, p.page_last_due, p.page_last_id
+      FROM (SELECT (SELECT count(*) FROM scanned) AS page_read,
+                   l.due_date::text AS page_last_due, l.id AS page_last_id
+              FROM (SELECT 1) one
+              LEFT JOIN (SELECT due_date, id FROM scanned ORDER BY due_date DESC, id DESC LIMIT 1) l ON true) p
+      LEFT JOIN LATERAL (${answers}) r ON true
+     ORDER BY r.key_due, r.key_id`;
+}
+
+/** The parameters of a paged query: $1 today, $2 limit, $3 scan, and $4, $5 the key it reads after. */
+function pageParams(today: string, page: SweepPage): unknown[] {
+  return page.after ? [today, page.limit, page.scan, page.after.dueDate, page.after.id] : [today, page.limit, page.scan];
+}
+
+/**
+ * A page's answers, and where the next page starts: after its last answer when it answered `limit` (those after it
+ * were read but not answered), else after the last invoice it read, or null when it read fewer than `scan` (the end).
+ */
+function pageOf<R extends PageRow, T>(rows: R[], page: SweepPage, item: (row: R) => T): SweepResult<T> {
+  const answered = rows.filter((row) => row.key_id !== null);
+  const last = answered.at(-1);
+  let next: SweepKey | null = null;
+  if (last && answered.length >= page.limit) {
+    next = { dueDate: last.key_due!, id: last.key_id! };
+  } else if (rows.length > 0 && Number(rows[0].page_read) >= page.scan) {
+    next = { dueDate: rows[0].page_last_due!, id: rows[0].page_last_id! };
+  }
+  return { items: answered.map(item), next };
+}
+
+/**
+ * SQL: a condition on a page's rows (a SubjectFilter's), evaluated row by row: a sub-select is never made a join, so
+ * its NOT EXISTS probes an index once per row read, whatever the planner's estimates (a join with a table it believes
+ * small, freshly filled, was a nested loop over all its rows for every row).
+ */
+const perRow = (condition: string): string => `(SELECT ${condition})`;
+
 /** The same account (tenant, subscriber, currency) in two aliases. */
 const sameAccount = (a: string, b: string): string =>
   `${a}.tenant_id = ${b}.tenant_id AND ${a}.subscriber_id = ${b}.subscriber_id AND ${a}.currency = ${b}.currency`;
 
 /**
  * CTEs over `candidates` (tenant_id, id, subscriber_id, currency of invoices), for what is really owed on each:
- * `unapplied`, the money received and not yet applied per account (payments and credits, less what is allocated or
- * refunded), and `owed`, per payable invoice of those accounts (those due before `dueBefore` when given), what is
- * left of it once that money is applied oldest due first (then number), the order auto-apply and `oldest_first` use:
- * `short`, how far the invoices up to it exceed the money, and `owed = LEAST(amount due, short)`, owed when > 0.
+ * `accounts`, the candidates' accounts with `unapplied`, the money received and not yet applied (payments and credits,
+ * less what is allocated or refunded), and `owed`, per payable invoice of those accounts (those due before `dueBefore`
+ * when given), what is left of it once that money is applied oldest due first (then number), the order auto-apply and
+ * `oldest_first` use: `short`, how far the invoices up to it exceed the money, and `owed = LEAST(amount due, short)`,
+ * owed when > 0. Each account is read on its own (ix_transactions_unallocated, ix_invoices_tenant_subscriber_status),
+ * so the cost follows the number of candidates, not of invoices in the database.
  */
 function owedCtes(dueBefore: string | null): string {
-  return `accounts AS (SELECT DISTINCT tenant_id, subscriber_id, currency FROM candidates),
-  unapplied AS (
-    SELECT t.tenant_id, t.subscriber_id, t.currency, SUM(t.amount - t.allocated_amount - t.refunded_amount) AS amount
-      FROM transactions t JOIN accounts a ON ${sameAccount('t', 'a')}
-     WHERE t.kind IN (${sqlList(ALLOCATABLE_KINDS)}) AND t.amount > t.allocated_amount + t.refunded_amount
-     GROUP BY t.tenant_id, t.subscriber_id, t.currency),
+  return `accounts AS (
+    SELECT a.tenant_id, a.subscriber_id, a.currency,
+           COALESCE((SELECT SUM(t.amount - t.allocated_amount - t.refunded_amount) FROM transactions t
+                      WHERE ${sameAccount('t', 'a')} AND t.kind IN (${sqlList(ALLOCATABLE_KINDS)})
+                        AND t.amount > t.allocated_amount + t.refunded_amount), 0) AS unapplied
+      FROM (SELECT DISTINCT tenant_id, subscriber_id, currency FROM candidates) a),
   running AS (
-    SELECT i.id, i.total - i.amount_paid AS due,
-           SUM(i.total - i.amount_paid) OVER (PARTITION BY i.tenant_id, i.subscriber_id, i.currency
-             ORDER BY i.due_date, i.number) - COALESCE(u.amount, 0) AS short
-      FROM invoices i JOIN accounts a ON ${sameAccount('i', 'a')} LEFT JOIN unapplied u ON ${sameAccount('i', 'u')}
-     WHERE i.status IN (${PAYABLE})${dueBefore ? ` AND i.due_date < ${dueBefore}` : ''}),
+    SELECT r.id, r.due, r.upto - a.unapplied AS short
+      FROM accounts a CROSS JOIN LATERAL (
+        SELECT i.id, i.total - i.amount_paid AS due,
+               SUM(i.total - i.amount_paid) OVER (ORDER BY i.due_date, i.number) AS upto
+          FROM invoices i
+         WHERE ${sameAccount('i', 'a')} AND i.status IN (${PAYABLE})${dueBefore ? ` AND i.due_date < ${dueBefore}` : ''}) r),
   owed AS (SELECT id, LEAST(due, short) AS owed FROM running WHERE short > 0)`;
 }
+
+/** The tenants whose invoices the overdue sweep reads: all, each up to `today`. */
+const OVERDUE_BOUNDS = `SELECT t.id AS tenant_id, $1::date AS bound FROM tenants t`;
+
+/**
+ * The tenants a profile of which suspends for non-payment, with the latest due date an invoice past the shortest grace
+ * of those profiles has (due_date + grace < today).
+ */
+const SUSPEND_BOUNDS = `SELECT tenant_id, $1::date - min(auto_suspend_after_days) AS bound FROM billing_profiles
+   WHERE auto_suspend_after_days IS NOT NULL GROUP BY tenant_id`;
+
+/** The tenants a profile of which has reminder offsets, up to the due date of its earliest offset come by `today`. */
+const REMINDER_BOUNDS = `SELECT p.tenant_id, $1::date - min(o) + 1 AS bound
+    FROM billing_profiles p CROSS JOIN LATERAL unnest(p.reminder_offsets) o GROUP BY p.tenant_id`;
+
+/** The tenants a profile of which has a late fee, up to the due date past its shortest after_days. */
+const LATE_FEE_BOUNDS = `SELECT tenant_id, $1::date - min(late_fee_after_days) AS bound FROM billing_profiles
+   WHERE late_fee_type IS NOT NULL GROUP BY tenant_id`;
+
+/** A row of LATE_FEE_ANSWERS. */
+interface LateFeeRow {
+  key_id: string | null;
+  tenant_id: string;
+  subscriber_id: string;
+  number: number;
+  currency: string;
+  base: string;
+}
+
+const lateFeeDue = (row: LateFeeRow): LateFeeDue => ({
+  tenantId: row.tenant_id,
+  subscriberId: row.subscriber_id,
+  invoiceId: row.key_id!,
+  number: Number(row.number),
+  currency: row.currency,
+  base: Number(row.base),
+});
+
+/**
+ * CTEs over `scanned` (due_date, id of invoices) for those that earn a late fee by $1 (today) and pass `filter`:
+ * payable, in the currency of the profile the subscriber bills through (its own, else the tenant's default), which has
+ * a late fee, past due_date + its after_days (before today), no late fee charged for it yet, and a `base` above 0: what
+ * is really owed on it (owedCtes) less its own late fee lines (money received pays those first), so a late fee invoice
+ * earns no late fee. A percentage fee without a floor that would round to 0 (base × percent < 50) is left out, so a
+ * sweep's limit only counts invoices it charges. The answers are LATE_FEE_ANSWERS, oldest due first, at most $2.
+ */
+function lateFeeCtes(filter: SubjectFilter): string {
+  return `candidates AS (
+    SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.lines,
+           p.late_fee_type, p.late_fee_percentage, p.late_fee_min_amount
+      FROM scanned sc JOIN invoices i ON i.id = sc.id
+      JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
+      JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
+     WHERE i.status IN (${PAYABLE}) AND p.late_fee_type IS NOT NULL AND p.currency = i.currency
+       AND i.due_date + p.late_fee_after_days < $1::date
+       AND NOT EXISTS (SELECT 1 FROM charges f
+                        WHERE f.tenant_id = i.tenant_id AND f.source = 'late_fee' AND f.source_id = i.id)
+       AND ${perRow(filter('i.tenant_id', 'i.id'))}),
+  ${owedCtes('$1::date')},
+  fee_lines AS (
+    SELECT c.id, SUM((l.line->>'amount')::bigint) AS amount
+      FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
+      JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source = 'late_fee'
+     GROUP BY c.id),
+  based AS (
+    SELECT c.*, LEAST(o.owed, c.total - COALESCE(fl.amount, 0)) AS base
+      FROM candidates c JOIN owed o ON o.id = c.id LEFT JOIN fee_lines fl ON fl.id = c.id)`;
+}
+
+/** The answers of lateFeeCtes. */
+const LATE_FEE_ANSWERS = `SELECT b.due_date::text AS key_due, b.id AS key_id, b.tenant_id, b.subscriber_id, b.number,
+       b.currency, b.base FROM based b
+  WHERE b.base > 0 AND (b.late_fee_type <> 'percentage' OR b.late_fee_min_amount IS NOT NULL
+                        OR b.base * b.late_fee_percentage >= 50)
+  ORDER BY b.due_date, b.id LIMIT $2`;
 
 /**
  * What a subscriber really owes, for dunning (docs/automation.md): past-due amounts of payable invoices less the money
  * received and not yet applied in their currency. Reads invoices, transactions, billing profiles and subscribers;
  * writes nothing. The only place these reads are made: automation asks through CollectionsService.
+ *
+ * The sweeps' queries (overdue, suspension, reminders, late fees) are paged (SweepPage): each reads a bounded number
+ * of payable invoices in (due_date, id) order, then judges only those, so a pass costs what its pages read, however
+ * many invoices are past due; CollectionsService reads a bounded number of pages per call and says where the next call
+ * resumes, so invoices that money covers at the head of the order never keep the sweep from those after them.
  */
 @Injectable()
 export class CollectionsRepository {
   /**
-   * Payable invoices due before `today` that are really owed (the money not yet applied does not cover them, oldest
-   * due first) and pass `filter`, oldest due first: at most `limit`, row-locked, skipping those another transaction
-   * holds.
+   * Of one page, the payable invoices due before `today` that are really owed (the money not yet applied does not
+   * cover them, oldest due first) and pass `filter`, oldest due first, at most `page.limit`; not locked (lockPayable).
    */
   async overdueInvoices(
     manager: EntityManager,
     today: string,
-    limit: number,
+    page: SweepPage,
     filter: SubjectFilter,
-  ): Promise<Invoice[]> {
-    const rows: { id: string }[] = await manager.query(
-      `WITH candidates AS (
-         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date FROM invoices i
-          WHERE i.status IN (${PAYABLE}) AND i.due_date < $1::date AND ${filter('i.tenant_id', 'i.id')}),
+  ): Promise<SweepResult<string>> {
+    const rows: PageRow[] = await manager.query(
+      `WITH ${scannedCte(OVERDUE_BOUNDS, page.after !== null)},
+       candidates AS (
+         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date FROM scanned sc JOIN invoices i ON i.id = sc.id
+          WHERE i.status IN (${PAYABLE}) AND ${perRow(filter('i.tenant_id', 'i.id'))}),
        ${owedCtes('$1::date')}
-       SELECT c.id FROM candidates c JOIN owed o ON o.id = c.id ORDER BY c.due_date, c.id LIMIT $2`,
-      [today, limit],
+       ${pageSelect(`SELECT c.due_date::text AS key_due, c.id AS key_id FROM candidates c JOIN owed o ON o.id = c.id
+                      ORDER BY c.due_date, c.id LIMIT $2`)}`,
+      pageParams(today, page),
     );
-    if (rows.length === 0) {
+    return pageOf(rows, page, (row) => row.key_id!);
+  }
+
+  /**
+   * These invoices, oldest due first, row-locked, skipping those another transaction holds, and read again under the
+   * lock: one paid meanwhile is not payable any more and is left out.
+   */
+  async lockPayable(manager: EntityManager, ids: string[]): Promise<Invoice[]> {
+    if (ids.length === 0) {
       return [];
     }
-    // Locked by a second statement, which reads each row again: one paid meanwhile is not payable any more.
     return manager
       .createQueryBuilder(Invoice, 'i')
-      .where('i.id IN (:...ids) AND i.status IN (:...payable)', {
-        ids: rows.map((row) => row.id),
-        payable: PAYABLE_STATUSES,
-      })
+      .where('i.id IN (:...ids) AND i.status IN (:...payable)', { ids, payable: PAYABLE_STATUSES })
       .orderBy('i.dueDate')
       .addOrderBy('i.id')
       .setLock('pessimistic_write')
@@ -110,33 +290,43 @@ export class CollectionsRepository {
   }
 
   /**
-   * Active subscribers that really owe, in some currency, invoices past due_date + auto_suspend_after_days of the
-   * profile they bill through (their own, else the tenant's default; null: never), and pass `filter`: the payable
-   * invoices past that grace (a prefix of the oldest-due-first order) add up to more than the money not yet applied.
+   * Of one page, the active subscribers that really owe, in some currency, invoices past due_date +
+   * auto_suspend_after_days of the profile they bill through (their own, else the tenant's default; null: never), and
+   * pass `filter`: the payable invoices past that grace (a prefix of the oldest-due-first order) add up to more than the
+   * money not yet applied. A subscriber is answered at its first invoice the page read past the grace, at most
+   * `page.limit` of them.
    */
   async toSuspend(
     manager: EntityManager,
     today: string,
-    limit: number,
+    page: SweepPage,
     filter: SubjectFilter,
-  ): Promise<{ tenantId: string; id: string }[]> {
-    const rows: { tenant_id: string; id: string }[] = await manager.query(
-      `WITH candidates AS (
-         SELECT s.tenant_id, s.id, p.auto_suspend_after_days AS grace FROM subscribers s
+  ): Promise<SweepResult<{ tenantId: string; id: string }>> {
+    const rows: (PageRow & { tenant_id: string; id: string })[] = await manager.query(
+      `WITH ${scannedCte(SUSPEND_BOUNDS, page.after !== null)},
+       candidates AS (
+         SELECT s.tenant_id, s.id, p.auto_suspend_after_days AS grace, i.due_date, i.id AS invoice_id
+           FROM scanned sc JOIN invoices i ON i.id = sc.id
+           JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
            JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
-          WHERE s.status = '${SubscriberStatus.Active}' AND p.auto_suspend_after_days IS NOT NULL
-            AND ${filter('s.tenant_id', 's.id')}),
-       past_grace AS (
-         SELECT c.tenant_id, c.id, i.currency, SUM(i.total - i.amount_paid) AS due
-           FROM candidates c JOIN invoices i ON i.tenant_id = c.tenant_id AND i.subscriber_id = c.id
-          WHERE i.status IN (${PAYABLE}) AND i.due_date + c.grace < $1::date
-          GROUP BY c.tenant_id, c.id, i.currency)
-       SELECT DISTINCT g.tenant_id, g.id FROM past_grace g
-        WHERE g.due > ${this.unappliedOf('g.tenant_id', 'g.id', 'g.currency')}
-        LIMIT $2`,
-      [today, limit],
+          WHERE i.status IN (${PAYABLE}) AND s.status = '${SubscriberStatus.Active}'
+            AND p.auto_suspend_after_days IS NOT NULL AND i.due_date + p.auto_suspend_after_days < $1::date
+            AND ${perRow(filter('s.tenant_id', 's.id'))}),
+       firsts AS (
+         SELECT DISTINCT ON (tenant_id, id) tenant_id, id, grace, due_date, invoice_id FROM candidates
+          ORDER BY tenant_id, id, due_date, invoice_id)
+       ${pageSelect(`SELECT f.due_date::text AS key_due, f.invoice_id AS key_id, f.tenant_id, f.id FROM firsts f
+          WHERE EXISTS (
+            SELECT 1 FROM (
+              SELECT i.currency, SUM(i.total - i.amount_paid) AS due FROM invoices i
+               WHERE i.tenant_id = f.tenant_id AND i.subscriber_id = f.id AND i.status IN (${PAYABLE})
+                 AND i.due_date < $1::date - f.grace
+               GROUP BY i.currency) g
+             WHERE g.due > ${this.unappliedOf('f.tenant_id', 'f.id', 'g.currency')})
+          ORDER BY f.due_date, f.invoice_id LIMIT $2`)}`,
+      pageParams(today, page),
     );
-    return rows.map((row) => ({ tenantId: row.tenant_id, id: row.id }));
+    return pageOf(rows, page, (row) => ({ tenantId: row.tenant_id, id: row.id }));
   }
 
   /** Whether the subscriber really owes, in some currency, invoices past their due date (before `today`). */
@@ -159,103 +349,79 @@ export class CollectionsRepository {
   }
 
   /**
-   * Reminders due on `today`: per payable invoice really owed whose subscriber's profile (its own, else the tenant's
-   * default) has reminder offsets, the latest offset whose day (due_date + offset) has come, when it passes `filter`
-   * (its subject is `<invoice id>:<offset>`); oldest due first, at most `limit`. An earlier offset whose day has also
-   * passed is not answered: a reminder is about the invoice's state now, and a sweep that first sees an invoice late
-   * sends one reminder, not every one it missed.
+   * Of one page, the reminders due on `today`: per payable invoice really owed whose subscriber's profile (its own, else
+   * the tenant's default) has reminder offsets, the latest offset whose day (due_date + offset) has come, when it passes
+   * `filter` (its subject is `<invoice id>:<offset>`); oldest due first, at most `page.limit`. An earlier offset whose
+   * day has also passed is not answered: a reminder is about the invoice's state now, and a sweep that first sees an
+   * invoice late sends one reminder, not every one it missed.
    */
   async dueReminders(
     manager: EntityManager,
     today: string,
-    limit: number,
+    page: SweepPage,
     filter: SubjectFilter,
-  ): Promise<DueReminder[]> {
-    const rows: { id: string; offset_days: number; owed: string }[] = await manager.query(
-      `WITH latest AS (
+  ): Promise<SweepResult<{ invoiceId: string; offsetDays: number; amountDue: number }>> {
+    const rows: (PageRow & { offset_days: number; owed: string })[] = await manager.query(
+      `WITH ${scannedCte(REMINDER_BOUNDS, page.after !== null)},
+       latest AS (
          SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date,
                 (SELECT max(o) FROM unnest(p.reminder_offsets) o WHERE i.due_date + o <= $1::date) AS offset_days
-           FROM invoices i
+           FROM scanned sc JOIN invoices i ON i.id = sc.id
            JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
            JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
           WHERE i.status IN (${PAYABLE}) AND cardinality(p.reminder_offsets) > 0),
        candidates AS (
          SELECT * FROM latest l
-          WHERE l.offset_days IS NOT NULL AND ${filter('l.tenant_id', `l.id || ':' || l.offset_days`)}),
+          WHERE l.offset_days IS NOT NULL AND ${perRow(filter('l.tenant_id', `l.id || ':' || l.offset_days`))}),
        ${owedCtes(null)}
-       SELECT c.id, c.offset_days, o.owed FROM candidates c JOIN owed o ON o.id = c.id
-        ORDER BY c.due_date, c.id LIMIT $2`,
-      [today, limit],
+       ${pageSelect(`SELECT c.due_date::text AS key_due, c.id AS key_id, c.offset_days, o.owed
+          FROM candidates c JOIN owed o ON o.id = c.id ORDER BY c.due_date, c.id LIMIT $2`)}`,
+      pageParams(today, page),
     );
-    if (rows.length === 0) {
-      return [];
-    }
-    const invoices = await manager.findBy(Invoice, { id: In(rows.map((row) => row.id)) });
-    const byId = new Map(invoices.map((invoice) => [invoice.id, invoice]));
-    return rows.map((row) => ({
-      invoice: byId.get(row.id)!,
+    return pageOf(rows, page, (row) => ({
+      invoiceId: row.key_id!,
       offsetDays: Number(row.offset_days),
       amountDue: Number(row.owed),
     }));
   }
 
+  /** These invoices, by id (none locked). */
+  invoicesByIds(manager: EntityManager, ids: string[]): Promise<Invoice[]> {
+    return ids.length === 0 ? Promise.resolve([]) : manager.findBy(Invoice, { id: In(ids) });
+  }
+
   /**
-   * Invoices that earn a late fee by `today` and pass `filter` (or, with `only`, that one invoice), oldest due first,
-   * at most `limit`: payable, in the currency of the profile the subscriber bills through (its own, else the tenant's
-   * default), which has a late fee, past due_date + its after_days (before `today`), no late fee charged for it yet,
-   * and a `base` above 0: what is really owed on it (owedCtes) less its own late fee lines (money received pays those
-   * first), so a late fee invoice earns no late fee. A percentage fee without a floor that would round to 0 (base ×
-   * percent < 50) is left out, so a sweep's LIMIT only counts invoices it charges.
+   * Of one page, the invoices that earn a late fee by `today` and pass `filter`, oldest due first, at most `page.limit`
+   * (lateFeeSql).
    */
   async lateFeesDue(
     manager: EntityManager,
     today: string,
-    limit: number,
+    page: SweepPage,
     filter: SubjectFilter,
-    only?: { tenantId: string; invoiceId: string },
-  ): Promise<LateFeeDue[]> {
-    const rows: {
-      tenant_id: string;
-      id: string;
-      subscriber_id: string;
-      number: number;
-      currency: string;
-      base: string;
-    }[] = await manager.query(
-      `WITH candidates AS (
-         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.lines,
-                p.late_fee_type, p.late_fee_percentage, p.late_fee_min_amount
-           FROM invoices i
-           JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
-           JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
-          WHERE i.status IN (${PAYABLE}) AND p.late_fee_type IS NOT NULL AND p.currency = i.currency
-            AND i.due_date + p.late_fee_after_days < $1::date
-            AND NOT EXISTS (SELECT 1 FROM charges f
-                             WHERE f.tenant_id = i.tenant_id AND f.source = 'late_fee' AND f.source_id = i.id)
-            AND ${only ? 'i.tenant_id = $3 AND i.id = $4' : filter('i.tenant_id', 'i.id')}),
-       ${owedCtes('$1::date')},
-       fee_lines AS (
-         SELECT c.id, SUM((l.line->>'amount')::bigint) AS amount
-           FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
-           JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source = 'late_fee'
-          GROUP BY c.id),
-       based AS (
-         SELECT c.*, LEAST(o.owed, c.total - COALESCE(fl.amount, 0)) AS base
-           FROM candidates c JOIN owed o ON o.id = c.id LEFT JOIN fee_lines fl ON fl.id = c.id)
-       SELECT b.tenant_id, b.id, b.subscriber_id, b.number, b.currency, b.base FROM based b
-        WHERE b.base > 0 AND (b.late_fee_type <> 'percentage' OR b.late_fee_min_amount IS NOT NULL
-                              OR b.base * b.late_fee_percentage >= 50)
-        ORDER BY b.due_date, b.id LIMIT $2`,
-      only ? [today, limit, only.tenantId, only.invoiceId] : [today, limit],
+  ): Promise<SweepResult<LateFeeDue>> {
+    const rows: (PageRow & LateFeeRow)[] = await manager.query(
+      `WITH ${scannedCte(LATE_FEE_BOUNDS, page.after !== null)}, ${lateFeeCtes(filter)}
+       ${pageSelect(LATE_FEE_ANSWERS)}`,
+      pageParams(today, page),
     );
-    return rows.map((row) => ({
-      tenantId: row.tenant_id,
-      subscriberId: row.subscriber_id,
-      invoiceId: row.id,
-      number: Number(row.number),
-      currency: row.currency,
-      base: Number(row.base),
-    }));
+    return pageOf(rows, page, lateFeeDue);
+  }
+
+  /** Whether this invoice earns a late fee by `today` (lateFeeCtes), and on what base; null when it does not. */
+  async lateFeeDueOn(
+    manager: EntityManager,
+    today: string,
+    tenantId: string,
+    invoiceId: string,
+  ): Promise<LateFeeDue | null> {
+    const rows: LateFeeRow[] = await manager.query(
+      `WITH scanned AS (SELECT due_date, id FROM invoices WHERE tenant_id = $3 AND id = $4),
+       ${lateFeeCtes(() => 'true')}
+       ${LATE_FEE_ANSWERS}`,
+      [today, 1, tenantId, invoiceId],
+    );
+    return rows.length === 0 ? null : lateFeeDue(rows[0]);
   }
 
   /**

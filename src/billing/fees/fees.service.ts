@@ -5,8 +5,8 @@ import { type Subscriber, SubscribersService } from '../../subscribers';
 import type { Charge } from '../charges/charge.entity';
 import { ChargeSource } from '../charges/charge.entity';
 import { ChargesService } from '../charges/charges.service';
-import type { LateFeeDue, SubjectFilter } from '../collections/collections.repository';
-import { CollectionsService } from '../collections/collections.service';
+import type { LateFeeDue } from '../collections/collections.repository';
+import { CollectionsService, type SweepRequest, type Swept } from '../collections/collections.service';
 import { InvoicesService } from '../invoices/invoices.service';
 import { BillingProfilesService } from '../profiles/billing-profiles.service';
 import { lateFeeAmount } from './late-fee';
@@ -27,14 +27,12 @@ export class FeesService {
     private readonly profiles: BillingProfilesService,
   ) {}
 
-  /** The invoices that earn a late fee by `today`, passing `filter`, oldest due first (none locked). */
-  lateFeesDue(
-    manager: EntityManager,
-    today: string,
-    limit: number,
-    filter: SubjectFilter,
-  ): Promise<LateFeeDue[]> {
-    return this.collections.lateFeesDue(manager, today, limit, filter);
+  /**
+   * The invoices that earn a late fee by `today`, passing `filter`, oldest due first from `from` (none locked), and
+   * where the next sweep resumes (CollectionsService's SweepRequest).
+   */
+  lateFeesDue(manager: EntityManager, request: SweepRequest): Promise<Swept<LateFeeDue>> {
+    return this.collections.lateFeesDue(manager, request);
   }
 
   /**
@@ -51,10 +49,7 @@ export class FeesService {
     today: string,
   ): Promise<Charge | null> {
     const subscriber = await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
-    const [due] = await this.collections.lateFeesDue(tx.manager, today, 1, () => 'true', {
-      tenantId,
-      invoiceId,
-    });
+    const due = await this.collections.lateFeeDueOn(tx.manager, today, tenantId, invoiceId);
     const profile =
       due && (await this.profiles.profileFor(tx.manager, tenantId, subscriber.billingProfileId));
     const amount = profile ? lateFeeAmount(profile, due.base) : 0;

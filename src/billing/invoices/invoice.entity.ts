@@ -38,7 +38,7 @@ export interface InvoiceLine {
 @Index('ix_invoices_tenant_created', ['tenantId', 'createdAt', 'id'])
 @Index('ix_invoices_tenant_subscriber_status', ['tenantId', 'subscriberId', 'status', 'dueDate'])
 @Index('ix_invoices_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
-@Index('ix_invoices_tenant_payable_due', ['tenantId', 'dueDate'], {
+@Index('ix_invoices_tenant_payable_due', ['tenantId', 'dueDate', 'id'], {
   where: `"status" IN ('open', 'partially_paid')`,
 })
 @Index('uq_invoices_tenant_number', ['tenantId', 'number'], { unique: true })

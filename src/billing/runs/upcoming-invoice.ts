@@ -14,6 +14,7 @@ import { BillingProfilesRepository } from '../profiles/billing-profiles.reposito
 import { TransactionsRepository } from '../transactions/transactions.repository';
 import { BillingRunner, runDay } from './billing-runner';
 import { BillingRunsRepository } from './billing-runs.repository';
+import { MAX_AS_OF } from './dto/billing-run.dto';
 
 @ApiSchema({
   description:
@@ -100,6 +101,10 @@ export class UpcomingInvoiceService {
     let asOf = thisMonth >= today ? thisMonth : addMonths(thisMonth, 1);
     if (await this.runs.isBilled(manager, tenantId, subscriberId, asOf)) {
       asOf = addMonths(asOf, 1);
+    }
+    if (asOf > MAX_AS_OF) {
+      // No run may bill past the last day a period and its due date fit before 9999-12-31: nothing comes.
+      return none;
     }
     const [billed] = await this.runner.compute(manager, tenantId, runDay(asOf), [
       {

@@ -69,44 +69,18 @@ export class BilledThroughAndCharges1796200000000 implements MigrationInterface 
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(
-      `ALTER TABLE "charges" DROP CONSTRAINT "fk_charges_subscriber"`,
-    );
-    await queryRunner.query(
-      `ALTER TABLE "charges" DROP CONSTRAINT "fk_charges_tenant"`,
-    );
-    await queryRunner.query(
-      `ALTER TABLE "billing_run_items" DROP CONSTRAINT "fk_billing_run_items_run"`,
-    );
-    await queryRunner.query(
-      `ALTER TABLE "billing_run_items" DROP CONSTRAINT "fk_billing_run_items_tenant"`,
-    );
-    await queryRunner.query(
-      `ALTER TABLE "service_billing" DROP CONSTRAINT "fk_service_billing_tenant"`,
-    );
-    await queryRunner.query(
-      `DROP INDEX "public"."ix_charges_tenant_subscriber_status"`,
-    );
-    await queryRunner.query(
-      `DROP INDEX "public"."uq_charges_source"`,
-    );
-    await queryRunner.query(
-      `DROP TABLE "charges"`,
-    );
-    await queryRunner.query(
-      `DROP INDEX "public"."uq_billing_run_items_subscriber"`,
-    );
-    await queryRunner.query(
-      `DROP INDEX "public"."ix_billing_run_items_run_created"`,
-    );
-    await queryRunner.query(
-      `DROP TABLE "billing_run_items"`,
-    );
-    await queryRunner.query(
-      `DROP INDEX "public"."ix_service_billing_subscriber"`,
-    );
-    await queryRunner.query(
-      `DROP TABLE "service_billing"`,
-    );
+    await queryRunner.query(`ALTER TABLE "charges" DROP CONSTRAINT "fk_charges_subscriber"`);
+    await queryRunner.query(`ALTER TABLE "charges" DROP CONSTRAINT "fk_charges_tenant"`);
+    await queryRunner.query(`ALTER TABLE "billing_run_items" DROP CONSTRAINT "fk_billing_run_items_run"`);
+    await queryRunner.query(`ALTER TABLE "billing_run_items" DROP CONSTRAINT "fk_billing_run_items_tenant"`);
+    await queryRunner.query(`ALTER TABLE "service_billing" DROP CONSTRAINT "fk_service_billing_tenant"`);
+    await queryRunner.query(`DROP INDEX "public"."ix_charges_tenant_subscriber_status"`);
+    await queryRunner.query(`DROP INDEX "public"."uq_charges_source"`);
+    await queryRunner.query(`DROP TABLE "charges"`);
+    await queryRunner.query(`DROP INDEX "public"."uq_billing_run_items_subscriber"`);
+    await queryRunner.query(`DROP INDEX "public"."ix_billing_run_items_run_created"`);
+    await queryRunner.query(`DROP TABLE "billing_run_items"`);
+    await queryRunner.query(`DROP INDEX "public"."ix_service_billing_subscriber"`);
+    await queryRunner.query(`DROP TABLE "service_billing"`);
   }
 }

@@ -17,6 +17,7 @@ import { BilledThroughAndCharges1796200000000 } from './1796200000000-BilledThro
 import { InvoiceWriteOff1796200000100 } from './1796200000100-InvoiceWriteOff';
 import { AutoApplyReminders1796200000200 } from './1796200000200-AutoApplyReminders';
 import { BillingProfileFees1796200000300 } from './1796200000300-BillingProfileFees';
+import { SweepOrderIndex1796200000450 } from './1796200000450-SweepOrderIndex';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   InvoiceWriteOff1796200000100,
   AutoApplyReminders1796200000200,
   BillingProfileFees1796200000300,
+  SweepOrderIndex1796200000450,
 ];

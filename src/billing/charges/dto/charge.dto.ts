@@ -33,7 +33,7 @@ export class CreateChargeDto {
   amount: number;
 
   @ApiProperty({
-    example: 'EUR',
+    example: 'USD',
     description:
       "ISO 4217 code; must be the currency of the subscriber's billing profile (422 currency_mismatch).",
   })

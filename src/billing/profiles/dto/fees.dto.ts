@@ -167,17 +167,24 @@ export const LATE_FEE_FORM_SCHEMA = {
   oneOf: [{ $ref: getSchemaPath(FixedLateFeeFormDto) }, { $ref: getSchemaPath(PercentageLateFeeFormDto) }],
 };
 
-/** Reads a late_fee as the form its `type` names (an unknown type: UnknownLateFeeForm, which refuses it). */
+/**
+ * Reads a late_fee as the form its `type` names (an unknown type: UnknownLateFeeForm, which refuses it). The form is
+ * chosen here from the property's value rather than by class-transformer's `discriminator` option, which reads `type`
+ * of every element of an array and so threw on `[null]` (a 500 instead of "late_fee must be an object"). A value that
+ * is not a plain object (an array, a string, a number) gets UnknownLateFeeForm and is refused by @IsObject.
+ */
 export function LateFeeFormType(): PropertyDecorator {
-  return Type(() => UnknownLateFeeForm, {
-    discriminator: {
-      property: 'type',
-      subTypes: [
-        { value: FixedLateFeeFormDto, name: LateFeeType.Fixed },
-        { value: PercentageLateFeeFormDto, name: LateFeeType.Percentage },
-      ],
-    },
-    keepDiscriminatorProperty: true,
+  return Type((options) => {
+    const value: unknown = options?.object && options.property ? options.object[options.property] : undefined;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return UnknownLateFeeForm;
+    switch ((value as { type?: unknown }).type) {
+      case LateFeeType.Fixed:
+        return FixedLateFeeFormDto;
+      case LateFeeType.Percentage:
+        return PercentageLateFeeFormDto;
+      default:
+        return UnknownLateFeeForm;
+    }
   });
 }
 
