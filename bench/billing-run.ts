@@ -87,12 +87,14 @@ async function seed(db: Client, server: ServerUnderTest, total: number): Promise
     }),
   });
   const old = '2025-06-01T00:00:00Z';
+  // Ids unique to this run (base 36 of the time, upper case), so --reuse keeps earlier runs' rows beside them.
+  const tag = Date.now().toString(36).toUpperCase().padStart(9, '0');
   for (let from = 1; from <= total; from += 50_000) {
     const to = Math.min(total, from + 49_999);
     await db.query(
       `INSERT INTO subscribers (tenant_id, id, external_id, full_name, email, email_normalized, phone, status,
          suspension_reason, billing_profile_id, address, metadata, created_at, updated_at)
-       SELECT $1, 'sub_BR' || lpad(g::text, 20, '0'), NULL, 'Billed ' || g, NULL, NULL, NULL, 'active', NULL, NULL, NULL,
+       SELECT $1, 'sub_BR${tag}' || lpad(g::text, 12, '0'), NULL, 'Billed ' || g, NULL, NULL, NULL, 'active', NULL, NULL, NULL,
          '{}'::jsonb, $2::timestamptz, $2::timestamptz
        FROM generate_series($3::int, $4::int) AS g`,
       [tenantId, old, from, to],
@@ -100,7 +102,7 @@ async function seed(db: Client, server: ServerUnderTest, total: number): Promise
     await db.query(
       `INSERT INTO services (tenant_id, id, subscriber_id, plan_id, status, pppoe_username, radius_username,
          pppoe_password, static_ipv4, cpe_mac, installation_address, activated_at, terminated_at, created_at, updated_at)
-       SELECT $1, 'svc_BR' || lpad(g::text, 20, '0'), 'sub_BR' || lpad(g::text, 20, '0'), $2, 'active',
+       SELECT $1, 'svc_BR${tag}' || lpad(g::text, 12, '0'), 'sub_BR${tag}' || lpad(g::text, 12, '0'), $2, 'active',
          'user' || g, 'bench/user' || g, 'secret', NULL, NULL, NULL, $3::timestamptz, NULL, $3::timestamptz, $3::timestamptz
        FROM generate_series($4::int, $5::int) AS g`,
       [tenantId, plan.id, old, from, to],
@@ -111,7 +113,7 @@ async function seed(db: Client, server: ServerUnderTest, total: number): Promise
   await db.query(
     `INSERT INTO charges (tenant_id, id, subscriber_id, service_id, description, quantity, unit_amount, amount, currency,
        status, source, source_id, period_start, period_end, invoice_id, credit_id, invoiced_at, created_at)
-     SELECT $1, 'chg_BR' || lpad(g::text, 20, '0'), 'sub_BR' || lpad(g::text, 20, '0'), NULL, 'Router', 1, 4900, 4900,
+     SELECT $1, 'chg_BR${tag}' || lpad(g::text, 12, '0'), 'sub_BR${tag}' || lpad(g::text, 12, '0'), NULL, 'Router', 1, 4900, 4900,
        'USD', 'pending', 'api', NULL, NULL, NULL, NULL, NULL, NULL, $2::timestamptz
      FROM generate_series(2, $3::int, 2) AS g`,
     [tenantId, old, total],
@@ -119,7 +121,7 @@ async function seed(db: Client, server: ServerUnderTest, total: number): Promise
   await db.query(
     `INSERT INTO transactions (tenant_id, id, subscriber_id, kind, source, amount, currency, external_id, reference,
        description, method, occurred_at, refund_of, metadata, allocated_amount, refunded_amount, created_at)
-     SELECT $1, 'txn_BR' || lpad(g::text, 20, '0'), 'sub_BR' || lpad(g::text, 20, '0'), 'payment', 'external', 2500,
+     SELECT $1, 'txn_BR${tag}' || lpad(g::text, 12, '0'), 'sub_BR${tag}' || lpad(g::text, 12, '0'), 'payment', 'external', 2500,
        'USD', NULL, NULL, NULL, NULL, $2::timestamptz, NULL, '{}'::jsonb, 0, 0, $2::timestamptz
      FROM generate_series(4, $3::int, 4) AS g`,
     [tenantId, old, total],

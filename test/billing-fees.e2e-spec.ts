@@ -316,24 +316,31 @@ describe('Billing: late and reconnection fees', () => {
       ['[null]', [null]],
       ['[]', []],
       ['an array holding a valid fee', [{ type: 'fixed', amount: 500 }]],
-    ])('should refuse a late fee that is an array, %s, on create and on PATCH, changing nothing', async (_what, lateFee) => {
-      const isp = await freshTenant();
-      expectError(
-        await postBillingProfile(t, isp.token, billingProfileBody({ late_fee: lateFee })),
-        422,
-        'validation_failed',
-        'late_fee',
-      );
-      const profile = await createBillingProfile(t, isp.token, { late_fee: { type: 'fixed', amount: 700 } });
-      const patched = await request(t.http)
-        .patch(`/api/v1/billing-profiles/${profile.id}`)
-        .set(bearer(isp.token))
-        .send({ payment_terms_days: 30, late_fee: lateFee });
-      expectError(patched, 422, 'validation_failed', 'late_fee');
-      const read = await request(t.http).get(`/api/v1/billing-profiles/${profile.id}`).set(bearer(isp.token));
-      expectSuccess(read);
-      expect(read.body.data).toEqual(profile);
-    });
+    ])(
+      'should refuse a late fee that is an array, %s, on create and on PATCH, changing nothing',
+      async (_what, lateFee) => {
+        const isp = await freshTenant();
+        expectError(
+          await postBillingProfile(t, isp.token, billingProfileBody({ late_fee: lateFee })),
+          422,
+          'validation_failed',
+          'late_fee',
+        );
+        const profile = await createBillingProfile(t, isp.token, {
+          late_fee: { type: 'fixed', amount: 700 },
+        });
+        const patched = await request(t.http)
+          .patch(`/api/v1/billing-profiles/${profile.id}`)
+          .set(bearer(isp.token))
+          .send({ payment_terms_days: 30, late_fee: lateFee });
+        expectError(patched, 422, 'validation_failed', 'late_fee');
+        const read = await request(t.http)
+          .get(`/api/v1/billing-profiles/${profile.id}`)
+          .set(bearer(isp.token));
+        expectSuccess(read);
+        expect(read.body.data).toEqual(profile);
+      },
+    );
   });
 
   describe('late_fee', () => {

@@ -440,6 +440,8 @@ function startBurst(burst: Burst, world: World): Promise<void> {
         amount: PAYMENT,
         currency: 'EUR',
         reference: `pay-${i}`,
+        // Held for the allocation that follows it (a payment is otherwise applied on receipt, issue 28 item 3).
+        auto_apply: false,
       },
       `pay-${i}`,
     );

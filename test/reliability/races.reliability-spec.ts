@@ -4,8 +4,8 @@ import { TestClock } from '../../src/common/clock';
 import {
   allocate,
   BILLING_SCOPES,
+  byHand,
   createInvoice,
-  createPayment,
   eventsOf,
   getBalance,
   getInvoice,
@@ -339,7 +339,8 @@ describe(`Races: one effect each, invariants after (issue 18 item 2)${embedded ?
       const tenant = await tenantOf(BILLING_SCOPES);
       const subscriber = await createSubscriber(t, tenant.token);
       const invoice = await createInvoice(t, tenant.token, subscriber.id, 1000);
-      const payment = await createPayment(t, tenant.token, subscriber.id, 1000);
+      // Held for allocation by hand (auto_apply: false): the allocation is the effect the key must give once.
+      const payment = await byHand.createPayment(t, tenant.token, subscriber.id, 1000);
       const body = { allocations: [{ invoice_id: invoice.id, amount: 300 }] };
 
       await oneKeyOnTwoInstances(tenant, 'allocation', 200, (app, key) =>
@@ -376,7 +377,8 @@ describe(`Races: one effect each, invariants after (issue 18 item 2)${embedded ?
       for (let round = 0; round < ROUNDS; round++) {
         const subscriber = await createSubscriber(t, tenant.token);
         const invoice = await createInvoice(t, tenant.token, subscriber.id, TOTAL);
-        const payment = await createPayment(t, tenant.token, subscriber.id, PAYMENT);
+        // Held for allocation by hand (auto_apply: false), so the racing allocations have the whole payment to share.
+        const payment = await byHand.createPayment(t, tenant.token, subscriber.id, PAYMENT);
         const refund = transactionBody(subscriber.id, {
           kind: 'refund',
           amount: PIECE,

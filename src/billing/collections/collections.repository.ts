@@ -105,7 +105,9 @@ function pageSelect(answers: string): string {
 
 /** The parameters of a paged query: $1 today, $2 limit, $3 scan, and $4, $5 the key it reads after. */
 function pageParams(today: string, page: SweepPage): unknown[] {
-  return page.after ? [today, page.limit, page.scan, page.after.dueDate, page.after.id] : [today, page.limit, page.scan];
+  return page.after
+    ? [today, page.limit, page.scan, page.after.dueDate, page.after.id]
+    : [today, page.limit, page.scan];
 }
 
 /**
@@ -135,30 +137,28 @@ const perRow = (condition: string): string => `(SELECT ${condition})`;
 const sameAccount = (a: string, b: string): string =>
   `${a}.tenant_id = ${b}.tenant_id AND ${a}.subscriber_id = ${b}.subscriber_id AND ${a}.currency = ${b}.currency`;
 
+/** SQL: the money an account has received and not applied (0 when none), for a correlated subquery. */
+function unappliedOf(tenantId: string, subscriberId: string, currency: string): string {
+  return `COALESCE((SELECT SUM(t.amount - t.allocated_amount - t.refunded_amount) FROM transactions t
+     WHERE t.tenant_id = ${tenantId} AND t.subscriber_id = ${subscriberId} AND t.currency = ${currency}
+       AND t.kind IN (${sqlList(ALLOCATABLE_KINDS)}) AND t.amount > t.allocated_amount + t.refunded_amount), 0)`;
+}
+
 /**
- * CTEs over `candidates` (tenant_id, id, subscriber_id, currency of invoices), for what is really owed on each:
- * `accounts`, the candidates' accounts with `unapplied`, the money received and not yet applied (payments and credits,
- * less what is allocated or refunded), and `owed`, per payable invoice of those accounts (those due before `dueBefore`
- * when given), what is left of it once that money is applied oldest due first (then number), the order auto-apply and
- * `oldest_first` use: `short`, how far the invoices up to it exceed the money, and `owed = LEAST(amount due, short)`,
- * owed when > 0. Each account is read on its own (ix_transactions_unallocated, ix_invoices_tenant_subscriber_status),
- * so the cost follows the number of candidates, not of invoices in the database.
+ * SQL: what is really owed on the payable invoice of alias `c` (its tenant_id, subscriber_id, currency, due_date,
+ * number, total and amount_paid), owed when > 0: what is left of it once the money its account received and not yet
+ * applied is applied to the account's payable invoices (those due before `dueBefore` when given) oldest due first (then
+ * number), the order auto-apply and `oldest_first` use. That is `LEAST(amount due, short)`, where `short` is how far
+ * the invoices up to it in that order exceed the money. Evaluated per invoice (two index probes: the account's payable
+ * invoices, ix_invoices_tenant_subscriber_status, and its money, ix_transactions_unallocated), so a query pays for the
+ * invoices it judges, not for the invoices in the database.
  */
-function owedCtes(dueBefore: string | null): string {
-  return `accounts AS (
-    SELECT a.tenant_id, a.subscriber_id, a.currency,
-           COALESCE((SELECT SUM(t.amount - t.allocated_amount - t.refunded_amount) FROM transactions t
-                      WHERE ${sameAccount('t', 'a')} AND t.kind IN (${sqlList(ALLOCATABLE_KINDS)})
-                        AND t.amount > t.allocated_amount + t.refunded_amount), 0) AS unapplied
-      FROM (SELECT DISTINCT tenant_id, subscriber_id, currency FROM candidates) a),
-  running AS (
-    SELECT r.id, r.due, r.upto - a.unapplied AS short
-      FROM accounts a CROSS JOIN LATERAL (
-        SELECT i.id, i.total - i.amount_paid AS due,
-               SUM(i.total - i.amount_paid) OVER (ORDER BY i.due_date, i.number) AS upto
-          FROM invoices i
-         WHERE ${sameAccount('i', 'a')} AND i.status IN (${PAYABLE})${dueBefore ? ` AND i.due_date < ${dueBefore}` : ''}) r),
-  owed AS (SELECT id, LEAST(due, short) AS owed FROM running WHERE short > 0)`;
+function owedOf(c: string, dueBefore: string | null): string {
+  return `LEAST(${c}.total - ${c}.amount_paid,
+    (SELECT SUM(u.total - u.amount_paid) FROM invoices u
+      WHERE ${sameAccount('u', c)} AND u.status IN (${PAYABLE})
+        AND (u.due_date, u.number) <= (${c}.due_date, ${c}.number)${dueBefore ? ` AND u.due_date < ${dueBefore}` : ''})
+    - ${unappliedOf(`${c}.tenant_id`, `${c}.subscriber_id`, `${c}.currency`)})`;
 }
 
 /** The tenants whose invoices the overdue sweep reads: all, each up to `today`. */
@@ -202,13 +202,13 @@ const lateFeeDue = (row: LateFeeRow): LateFeeDue => ({
  * CTEs over `scanned` (due_date, id of invoices) for those that earn a late fee by $1 (today) and pass `filter`:
  * payable, in the currency of the profile the subscriber bills through (its own, else the tenant's default), which has
  * a late fee, past due_date + its after_days (before today), no late fee charged for it yet, and a `base` above 0: what
- * is really owed on it (owedCtes) less its own late fee lines (money received pays those first), so a late fee invoice
+ * is really owed on it (owedOf) less its own late fee lines (money received pays those first), so a late fee invoice
  * earns no late fee. A percentage fee without a floor that would round to 0 (base × percent < 50) is left out, so a
  * sweep's limit only counts invoices it charges. The answers are LATE_FEE_ANSWERS, oldest due first, at most $2.
  */
 function lateFeeCtes(filter: SubjectFilter): string {
-  return `candidates AS (
-    SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.lines,
+  return `candidates AS MATERIALIZED (
+    SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.amount_paid, i.lines,
            p.late_fee_type, p.late_fee_percentage, p.late_fee_min_amount
       FROM scanned sc JOIN invoices i ON i.id = sc.id
       JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
@@ -218,15 +218,15 @@ function lateFeeCtes(filter: SubjectFilter): string {
        AND NOT EXISTS (SELECT 1 FROM charges f
                         WHERE f.tenant_id = i.tenant_id AND f.source = 'late_fee' AND f.source_id = i.id)
        AND ${perRow(filter('i.tenant_id', 'i.id'))}),
-  ${owedCtes('$1::date')},
+  judged AS MATERIALIZED (SELECT c.*, ${owedOf('c', '$1::date')} AS owed FROM candidates c),
   fee_lines AS (
     SELECT c.id, SUM((l.line->>'amount')::bigint) AS amount
       FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
       JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source = 'late_fee'
      GROUP BY c.id),
   based AS (
-    SELECT c.*, LEAST(o.owed, c.total - COALESCE(fl.amount, 0)) AS base
-      FROM candidates c JOIN owed o ON o.id = c.id LEFT JOIN fee_lines fl ON fl.id = c.id)`;
+    SELECT c.*, LEAST(c.owed, c.total - COALESCE(fl.amount, 0)) AS base
+      FROM judged c LEFT JOIN fee_lines fl ON fl.id = c.id WHERE c.owed > 0)`;
 }
 
 /** The answers of lateFeeCtes. */
@@ -260,12 +260,13 @@ export class CollectionsRepository {
   ): Promise<SweepResult<string>> {
     const rows: PageRow[] = await manager.query(
       `WITH ${scannedCte(OVERDUE_BOUNDS, page.after !== null)},
-       candidates AS (
-         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date FROM scanned sc JOIN invoices i ON i.id = sc.id
+       candidates AS MATERIALIZED (
+         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.amount_paid
+           FROM scanned sc JOIN invoices i ON i.id = sc.id
           WHERE i.status IN (${PAYABLE}) AND ${perRow(filter('i.tenant_id', 'i.id'))}),
-       ${owedCtes('$1::date')}
-       ${pageSelect(`SELECT c.due_date::text AS key_due, c.id AS key_id FROM candidates c JOIN owed o ON o.id = c.id
-                      ORDER BY c.due_date, c.id LIMIT $2`)}`,
+       judged AS MATERIALIZED (SELECT c.due_date, c.id, ${owedOf('c', '$1::date')} AS owed FROM candidates c)
+       ${pageSelect(`SELECT due_date::text AS key_due, id AS key_id FROM judged WHERE owed > 0
+                      ORDER BY due_date, id LIMIT $2`)}`,
       pageParams(today, page),
     );
     return pageOf(rows, page, (row) => row.key_id!);
@@ -304,7 +305,7 @@ export class CollectionsRepository {
   ): Promise<SweepResult<{ tenantId: string; id: string }>> {
     const rows: (PageRow & { tenant_id: string; id: string })[] = await manager.query(
       `WITH ${scannedCte(SUSPEND_BOUNDS, page.after !== null)},
-       candidates AS (
+       candidates AS MATERIALIZED (
          SELECT s.tenant_id, s.id, p.auto_suspend_after_days AS grace, i.due_date, i.id AS invoice_id
            FROM scanned sc JOIN invoices i ON i.id = sc.id
            JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
@@ -322,7 +323,7 @@ export class CollectionsRepository {
                WHERE i.tenant_id = f.tenant_id AND i.subscriber_id = f.id AND i.status IN (${PAYABLE})
                  AND i.due_date < $1::date - f.grace
                GROUP BY i.currency) g
-             WHERE g.due > ${this.unappliedOf('f.tenant_id', 'f.id', 'g.currency')})
+             WHERE g.due > ${unappliedOf('f.tenant_id', 'f.id', 'g.currency')})
           ORDER BY f.due_date, f.invoice_id LIMIT $2`)}`,
       pageParams(today, page),
     );
@@ -342,7 +343,7 @@ export class CollectionsRepository {
            SELECT tenant_id, subscriber_id, currency, SUM(total - amount_paid) AS due FROM invoices
             WHERE tenant_id = $1 AND subscriber_id = $2 AND status IN (${PAYABLE}) AND due_date < $3::date
             GROUP BY tenant_id, subscriber_id, currency) g
-          WHERE g.due > ${this.unappliedOf('g.tenant_id', 'g.subscriber_id', 'g.currency')}) AS owes`,
+          WHERE g.due > ${unappliedOf('g.tenant_id', 'g.subscriber_id', 'g.currency')}) AS owes`,
       [tenantId, subscriberId, today],
     );
     return row.owes;
@@ -363,19 +364,19 @@ export class CollectionsRepository {
   ): Promise<SweepResult<{ invoiceId: string; offsetDays: number; amountDue: number }>> {
     const rows: (PageRow & { offset_days: number; owed: string })[] = await manager.query(
       `WITH ${scannedCte(REMINDER_BOUNDS, page.after !== null)},
-       latest AS (
-         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date,
+       latest AS MATERIALIZED (
+         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.amount_paid,
                 (SELECT max(o) FROM unnest(p.reminder_offsets) o WHERE i.due_date + o <= $1::date) AS offset_days
            FROM scanned sc JOIN invoices i ON i.id = sc.id
            JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
            JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
           WHERE i.status IN (${PAYABLE}) AND cardinality(p.reminder_offsets) > 0),
-       candidates AS (
+       candidates AS MATERIALIZED (
          SELECT * FROM latest l
           WHERE l.offset_days IS NOT NULL AND ${perRow(filter('l.tenant_id', `l.id || ':' || l.offset_days`))}),
-       ${owedCtes(null)}
-       ${pageSelect(`SELECT c.due_date::text AS key_due, c.id AS key_id, c.offset_days, o.owed
-          FROM candidates c JOIN owed o ON o.id = c.id ORDER BY c.due_date, c.id LIMIT $2`)}`,
+       judged AS MATERIALIZED (SELECT c.due_date, c.id, c.offset_days, ${owedOf('c', null)} AS owed FROM candidates c)
+       ${pageSelect(`SELECT due_date::text AS key_due, id AS key_id, offset_days, owed FROM judged WHERE owed > 0
+          ORDER BY due_date, id LIMIT $2`)}`,
       pageParams(today, page),
     );
     return pageOf(rows, page, (row) => ({
@@ -426,38 +427,30 @@ export class CollectionsRepository {
 
   /**
    * Whether the subscriber still owes fees (fees_before_restoration): an open invoice carrying late fee or reconnection
-   * fee lines whose fee part is really owed (owedCtes; money received pays an invoice's fee lines first), or pending
+   * fee lines whose fee part is really owed (owedOf; money received pays an invoice's fee lines first), or pending
    * fee charges in a currency beyond the money received and not yet needed by its open invoices.
    */
   async owesFees(manager: EntityManager, tenantId: string, subscriberId: string): Promise<boolean> {
     const [row]: { owes: boolean }[] = await manager.query(
       `WITH candidates AS (
-         SELECT tenant_id, id, subscriber_id, currency, total, amount_paid, lines FROM invoices
+         SELECT tenant_id, id, subscriber_id, currency, due_date, number, total, amount_paid, lines FROM invoices
           WHERE tenant_id = $1 AND subscriber_id = $2 AND status IN (${PAYABLE})),
-       ${owedCtes(null)},
        fee_invoices AS (
-         SELECT c.id, c.total, SUM((l.line->>'amount')::bigint) AS fees
+         SELECT c.id, c.total, ${owedOf('c', null)} AS owed, SUM((l.line->>'amount')::bigint) AS fees
            FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
            JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source IN (${FEE_SOURCES})
-          GROUP BY c.id, c.total),
+          GROUP BY c.tenant_id, c.id, c.subscriber_id, c.currency, c.due_date, c.number, c.total, c.amount_paid),
        pending AS (
          SELECT tenant_id, subscriber_id, currency, SUM(amount) AS amount FROM charges
           WHERE tenant_id = $1 AND subscriber_id = $2 AND status = 'pending' AND source IN (${FEE_SOURCES})
           GROUP BY tenant_id, subscriber_id, currency)
-       SELECT EXISTS (SELECT 1 FROM fee_invoices f JOIN owed o ON o.id = f.id WHERE o.owed > f.total - f.fees)
+       SELECT EXISTS (SELECT 1 FROM fee_invoices f WHERE f.owed > 0 AND f.owed > f.total - f.fees)
            OR EXISTS (SELECT 1 FROM pending p
-                       WHERE p.amount > ${this.unappliedOf('p.tenant_id', 'p.subscriber_id', 'p.currency')}
+                       WHERE p.amount > ${unappliedOf('p.tenant_id', 'p.subscriber_id', 'p.currency')}
                              - COALESCE((SELECT SUM(c.total - c.amount_paid) FROM candidates c
                                           WHERE c.currency = p.currency), 0)) AS owes`,
       [tenantId, subscriberId],
     );
     return row.owes;
-  }
-
-  /** SQL: the money an account has received and not applied (0 when none), for a correlated subquery. */
-  private unappliedOf(tenantId: string, subscriberId: string, currency: string): string {
-    return `COALESCE((SELECT SUM(t.amount - t.allocated_amount - t.refunded_amount) FROM transactions t
-       WHERE t.tenant_id = ${tenantId} AND t.subscriber_id = ${subscriberId} AND t.currency = ${currency}
-         AND t.kind IN (${sqlList(ALLOCATABLE_KINDS)}) AND t.amount > t.allocated_amount + t.refunded_amount), 0)`;
   }
 }

@@ -146,7 +146,23 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
         ...exampleOf('createTransaction'),
         subscriber_id: ids.subscribers,
         external_id: uniqueValues().external_id,
+        // Held for allocation by hand, so POST /transactions/{id}/allocate has money to allocate and the world's
+        // open invoice stays open (a payment is otherwise applied on receipt, issue 28 item 3).
+        auto_apply: false,
       })
+    ).id,
+  );
+  // A pending charge: the {chargeId} of DELETE /subscribers/{id}/charges/{chargeId}.
+  ids.charges = String(
+    (
+      await must(
+        client,
+        'charge',
+        'POST',
+        `/api/v1/subscribers/${ids.subscribers}/charges`,
+        h,
+        exampleOf('createSubscriberCharge'),
+      )
     ).id,
   );
   ids.tickets = String(

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { Allow, IsIn, IsInt, Max, Min, registerDecorator } from 'class-validator';
 import { MAX_AMOUNT } from '../../../common/money';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
@@ -167,16 +167,22 @@ export const LATE_FEE_FORM_SCHEMA = {
   oneOf: [{ $ref: getSchemaPath(FixedLateFeeFormDto) }, { $ref: getSchemaPath(PercentageLateFeeFormDto) }],
 };
 
+/** What an array sent as late_fee is read as: a value that is not an object, so @IsObject refuses it at `late_fee`. */
+const AN_ARRAY = 'an array';
+
 /**
  * Reads a late_fee as the form its `type` names (an unknown type: UnknownLateFeeForm, which refuses it). The form is
- * chosen here from the property's value rather than by class-transformer's `discriminator` option, which reads `type`
- * of every element of an array and so threw on `[null]` (a 500 instead of "late_fee must be an object"). A value that
- * is not a plain object (an array, a string, a number) gets UnknownLateFeeForm and is refused by @IsObject.
+ * chosen here from the value rather than by class-transformer's `discriminator` option, which reads `type` of every
+ * element of an array and threw on `[null]` (a 500). An array is read as a non-object, so the answer is "late_fee must
+ * be an object" at `late_fee` rather than @ValidateNested's findings in its elements (`late_fee.0` missing for null).
  */
 export function LateFeeFormType(): PropertyDecorator {
-  return Type((options) => {
+  const readArray = Transform(({ value }: { value: unknown }) => (Array.isArray(value) ? AN_ARRAY : value));
+  const readForm = Type((options) => {
     const value: unknown = options?.object && options.property ? options.object[options.property] : undefined;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return UnknownLateFeeForm;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return UnknownLateFeeForm;
+    }
     switch ((value as { type?: unknown }).type) {
       case LateFeeType.Fixed:
         return FixedLateFeeFormDto;
@@ -186,6 +192,10 @@ export function LateFeeFormType(): PropertyDecorator {
         return UnknownLateFeeForm;
     }
   });
+  return (target: object, propertyKey: string | symbol) => {
+    readArray(target, propertyKey);
+    readForm(target, propertyKey);
+  };
 }
 
 @ApiSchema({ description: 'A fixed late fee: the same amount on every overdue invoice.' })
