@@ -47,7 +47,8 @@ export async function payOldestFirst(transactionId: string): Promise<number> {
   if (error) {
     throw new Error(`${error.error.code}: ${error.error.message}`);
   }
-  return data.data.unallocated_amount;
+  // null only on a debit or a refund, which are never allocated: an allocation answers a payment or a credit.
+  return data.data.unallocated_amount ?? 0;
 }
 
 export const toBalance: Allocate = { target: 'balance', amount: 1000 };

@@ -105,6 +105,9 @@ async function recordPayment(api: Api, subscriberId: string, row: Row) {
     currency: CURRENCY,
     external_id: row.payment_ref,
     method: 'bank_transfer',
+    // This sync allocates each payment itself, oldest invoice first, after recording it (below); without this the
+    // API would apply it on receipt (the profile's auto_apply), which does the same.
+    auto_apply: false,
   };
   const key = idempotencyKey('payment', row.payment_ref, body);
   const { data, error, response } = await retrying(() =>
