@@ -5,6 +5,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { paginate } from '../../common/pagination';
 import { recordsetInsert } from '../../database/entity-columns';
 import { ListTransactionsQueryDto } from './dto/transaction.dto';
+import { sqlList } from '../ledger/ledger.repository';
 import { subscriberProfileOn } from '../profiles/billing-profiles.repository';
 import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
 
@@ -168,7 +169,7 @@ export class TransactionsRepository {
   ): Promise<number> {
     const [row]: { sum: string | null }[] = await manager.query(
       `SELECT SUM(amount - allocated_amount - refunded_amount) AS sum FROM transactions
-        WHERE tenant_id = $1 AND subscriber_id = $2 AND currency = $3 AND kind IN ('payment', 'credit')
+        WHERE tenant_id = $1 AND subscriber_id = $2 AND currency = $3 AND kind IN (${sqlList(ALLOCATABLE_KINDS)})
           AND auto_apply AND amount > allocated_amount + refunded_amount`,
       [tenantId, subscriberId, currency],
     );
