@@ -28,6 +28,7 @@ export const DOMAINS = [
   'tickets',
   'provisioning',
   'automation',
+  'notifications',
 ];
 /** Shared infrastructure: used by every domain, uses none. */
 export const SHARED = ['common', 'config', 'database'];

@@ -2,11 +2,20 @@
 /**
  * Four projects: `unit` (src/**\/*.spec.ts), `e2e` (test/**\/*.e2e-spec.ts, on the embedded database unless
  * DATABASE_URL names a Postgres), `radius` (test/radius, a real FreeRADIUS on a real Postgres: `npm run
- * test:radius`) and `reliability` (test/reliability, the whole API attacked, raced, killed and cut off its database:
- * `npm run test:reliability`). `npm test` runs the last two too when it can (FreeRADIUS installed, DATABASE_URL set),
+ * test:radius`) and `reliability` (test/reliability, the whole API attacked, raced, killed and cut off its database,
+ * and the slow suites that drive server processes of their own: start-up, the CLI, restarts, crashes; `npm run
+ * test:reliability`). `npm test` runs the last two too when it can (FreeRADIUS installed, DATABASE_URL set),
  * and otherwise says in one line how to run each.
+ *
+ * Workers: on the embedded database, one per core, each with a database of its own (test/support/global-setup.ts;
+ * on 2 cores, 2 workers took 229 s and 3 took 239 s with more CPU); one, as in band, when DATABASE_URL names a
+ * server the suites would share: their apps' background workers (webhooks, provisioning, automation, the bill run
+ * scheduler) take up the work of every tenant in the database, so two suites at once would carry out each other's
+ * orders and runs on their own clocks.
+ * `--maxWorkers` on the command line wins.
  */
 const { existsSync } = require('node:fs');
+const { availableParallelism } = require('node:os');
 const { delimiter, join } = require('node:path');
 
 const transform = { '^.+\\.ts$': 'ts-jest' };
@@ -37,6 +46,7 @@ if (!radiusWanted && !radiusPossible && !process.env.JEST_WORKER_ID) {
 /** @type {import('jest').Config} */
 module.exports = {
   testTimeout: 60000,
+  maxWorkers: process.env.DATABASE_URL ? 1 : availableParallelism(),
   projects: [
     {
       displayName: 'unit',
@@ -52,8 +62,10 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // An embedded database per worker (see global-setup), unless DATABASE_URL names a server.
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/support/worker-database.ts'],
       // Every answer a supertest request receives is checked against openapi.json (issue 27, "Proof in CI").
       setupFilesAfterEnv: ['<rootDir>/test/support/contract/response-contract.setup.ts'],
       transform,

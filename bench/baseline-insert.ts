@@ -28,7 +28,7 @@ export function baselinePool(): Pool {
   });
 }
 
-/** The INSERT's parameters, $1 … $14, for one row. */
+/** The INSERT's parameters, $1 … $17, for one row. */
 export function subscriberRow(tenantId: string, id: string, body: SubscriberInput, now: Date): unknown[] {
   return [
     tenantId,
@@ -45,13 +45,16 @@ export function subscriberRow(tenantId: string, id: string, body: SubscriberInpu
     body.metadata ?? {},
     now,
     now,
+    false,
+    null,
+    null,
   ];
 }
 
 /** Inserts one subscriber and returns the small body both baselines answer with (201). */
 export async function insertSubscriber(pool: Pool, tenantId: string, body: SubscriberInput): Promise<object> {
   const now = new Date();
-  const id = newId('sub');
+  const id = newId('sub', now);
   await pool.query(INSERT_SUBSCRIBER, subscriberRow(tenantId, id, body, now));
   return {
     data: {

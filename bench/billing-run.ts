@@ -1,6 +1,7 @@
 /**
  * `billing.run` (issue: recurring billing): one tenant with `subscribers` subscribers, each with one active service
- * (every second with a pending charge, every fourth with a payment to auto-apply: issue #28), billed by one bill run of the server under test, on the bench's database. Reported as subscribers/s and its ratio
+ * (every second with a pending charge, every fourth with a payment to auto-apply: issue #28; every line taxed at
+ * the profile's default rate: issue #29), billed by one bill run of the server under test, on the bench's database. Reported as subscribers/s and its ratio
  * to baseline (a)'s requests/s measured in the same run (target ≥ 1.0: a batched run must beat single-row inserts),
  * with the server's peak RSS during the run (target ≤ 300 MB).
  */
@@ -64,6 +65,12 @@ async function seed(db: Client, server: ServerUnderTest, total: number): Promise
     body: JSON.stringify({ slug: `bench-billing-${Date.now()}`, name: 'Bench billing' }),
   });
   const tenantId = tenant.id as string;
+  // Issue #29: every line is taxed, at the profile's default rate.
+  const vat = await api(server, '/tax-rates', {
+    method: 'POST',
+    tenant: tenantId,
+    body: JSON.stringify({ name: 'VAT', percentage: '21' }),
+  });
   await api(server, '/billing-profiles', {
     method: 'POST',
     tenant: tenantId,
@@ -73,6 +80,7 @@ async function seed(db: Client, server: ServerUnderTest, total: number): Promise
       billing_day: 1,
       payment_terms_days: 14,
       is_default: true,
+      tax_rate_ids: [vat.id],
     }),
   });
   const plan = await api(server, '/service-plans', {

@@ -1,5 +1,6 @@
-import type { BillingSeed, DomainSeed } from './seed';
-import { SEED_CURRENCY } from './seed';
+import type { BillingSeed } from './seed';
+import type { DomainSeed } from './seed-domain';
+import { SEED_CURRENCY } from './seed-sql';
 
 export const BOOTSTRAP_TOKEN = 'isk_bench_0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -38,23 +39,53 @@ export interface Fixtures {
   provisioningSettled: () => Promise<void>;
 }
 
-export function buildCases(fixtures: Fixtures): BenchCase[] {
-  const tag = Date.now().toString(36);
+/** What the cases' requests share: a tag unique to this run, a sequence number per request, a new subscriber. */
+interface Requests {
+  tag: string;
+  /** The next sequence number (each request that differs takes one). */
+  next(): number;
+  /** The last sequence number taken. */
+  current(): number;
+  /** A new subscriber's body, unique to its request. */
+  subscriberBody(): string;
+}
+
+function requestsOf(tag: string): Requests {
   let seq = 0;
-  const subscriberBody = () => {
-    const n = ++seq;
-    return JSON.stringify({
-      external_id: `bench-${tag}-${n}`,
-      full_name: `Bench Subscriber ${n}`,
-      email: `bench-${tag}-${n}@example.net`,
-      phone: '+14155550123',
-      status: 'active',
-      address: { line1: '1 Fiber Way', city: 'Springfield', state: 'IL', postal_code: '62701' },
-      metadata: { plan: 'fiber-500' },
-    });
+  const requests: Requests = {
+    tag,
+    next: () => ++seq,
+    current: () => seq,
+    subscriberBody: () => {
+      const n = requests.next();
+      return JSON.stringify({
+        external_id: `bench-${tag}-${n}`,
+        full_name: `Bench Subscriber ${n}`,
+        email: `bench-${tag}-${n}@example.net`,
+        phone: '+14155550123',
+        status: 'active',
+        address: { line1: '1 Fiber Way', city: 'Springfield', state: 'IL', postal_code: '62701' },
+        metadata: { plan: 'fiber-500' },
+      });
+    },
   };
-  const { getIds, billing, domain } = fixtures;
-  const history = domain.historySubscriberIds;
+  return requests;
+}
+
+/** Every case, in the order they run: the baselines, the writes, the reads, then money. */
+export function buildCases(fixtures: Fixtures): BenchCase[] {
+  const requests = requestsOf(Date.now().toString(36));
+  return [
+    ...baselineCases(requests),
+    ...writeCases(fixtures, requests),
+    ...subscriberReadCases(fixtures, requests),
+    ...historyReadCases(fixtures, requests),
+    ...moneyCases(fixtures, requests),
+  ];
+}
+
+/** The baselines the server is measured against: a bare INSERT (a) and the framework floor (c). */
+function baselineCases(requests: Requests): BenchCase[] {
   return [
     {
       name: 'baseline.insert',
@@ -63,7 +94,7 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       method: 'POST',
       quick: true,
       countQueries: false,
-      next: () => ({ path: '/', body: subscriberBody() }),
+      next: () => ({ path: '/', body: requests.subscriberBody() }),
     },
     {
       name: 'baseline.framework',
@@ -72,8 +103,15 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       method: 'POST',
       quick: true,
       countQueries: false,
-      next: () => ({ path: '/api/v1/subscribers', body: subscriberBody() }),
+      next: () => ({ path: '/api/v1/subscribers', body: requests.subscriberBody() }),
     },
+  ];
+}
+
+/** Creates: subscribers (with and without an idempotency key), tickets, services (with the work they queue). */
+function writeCases(fixtures: Fixtures, requests: Requests): BenchCase[] {
+  const { getIds, domain } = fixtures;
+  return [
     {
       name: 'subscribers.create',
       label: 'POST /subscribers',
@@ -81,7 +119,7 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       method: 'POST',
       quick: true,
       countQueries: true,
-      next: () => ({ path: '/api/v1/subscribers', body: subscriberBody() }),
+      next: () => ({ path: '/api/v1/subscribers', body: requests.subscriberBody() }),
     },
     {
       name: 'subscribers.create_idempotent',
@@ -92,8 +130,8 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       countQueries: true,
       next: () => ({
         path: '/api/v1/subscribers',
-        body: subscriberBody(),
-        headers: { 'x-idempotency-key': `bench-${tag}-${seq}` },
+        body: requests.subscriberBody(),
+        headers: { 'x-idempotency-key': `bench-${requests.tag}-${requests.current()}` },
       }),
     },
     {
@@ -104,7 +142,7 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       quick: false,
       countQueries: true,
       next: () => {
-        const n = ++seq;
+        const n = requests.next();
         return {
           path: '/api/v1/tickets',
           body: JSON.stringify({
@@ -132,12 +170,12 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       countQueries: true,
       settle: fixtures.provisioningSettled,
       next: () => {
-        const n = ++seq;
+        const n = requests.next();
         return {
           path: `/api/v1/subscribers/${getIds[n % getIds.length]}/services`,
           body: JSON.stringify({
             plan_id: domain.planId,
-            pppoe_username: `bench-${tag}-${n}`,
+            pppoe_username: `bench-${requests.tag}-${n}`,
             pppoe_password: 'correct-horse-42',
             cpe_mac: 'AA-BB-CC-00-11-22',
             installation_address: '12 Fibre Lane, Springfield',
@@ -145,6 +183,13 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
         };
       },
     },
+  ];
+}
+
+/** The liveness probe and reads of subscribers: one record, the first page, a deep page. */
+function subscriberReadCases(fixtures: Fixtures, requests: Requests): BenchCase[] {
+  const { getIds } = fixtures;
+  return [
     {
       name: 'health.live',
       label: 'GET /health/live (baseline b)',
@@ -162,7 +207,7 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       quick: true,
       countQueries: true,
       explain: 'subscribers',
-      next: () => ({ path: `/api/v1/subscribers/${getIds[++seq % getIds.length]}` }),
+      next: () => ({ path: `/api/v1/subscribers/${getIds[requests.next() % getIds.length]}` }),
     },
     {
       name: 'subscribers.list_first',
@@ -184,6 +229,13 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       explain: 'subscribers',
       path: `/api/v1/subscribers?limit=100&starting_after=${fixtures.subscribersDeepCursor}`,
     },
+  ];
+}
+
+/** Reads of what accumulates: events (pages, by subject), tickets, provisioning orders, a ledger. */
+function historyReadCases(fixtures: Fixtures, requests: Requests): BenchCase[] {
+  const history = fixtures.domain.historySubscriberIds;
+  return [
     {
       name: 'events.list_first',
       label: 'GET /events?limit=100 (first page)',
@@ -212,7 +264,9 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       quick: false,
       countQueries: true,
       explain: 'events',
-      next: () => ({ path: `/api/v1/events?subject_id=${history[++seq % history.length]}&limit=100` }),
+      next: () => ({
+        path: `/api/v1/events?subject_id=${history[requests.next() % history.length]}&limit=100`,
+      }),
     },
     {
       name: 'tickets.list',
@@ -242,8 +296,17 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       quick: false,
       countQueries: true,
       explain: 'ledger_entries',
-      next: () => ({ path: `/api/v1/subscribers/${history[++seq % history.length]}/ledger?limit=100` }),
+      next: () => ({
+        path: `/api/v1/subscribers/${history[requests.next() % history.length]}/ledger?limit=100`,
+      }),
     },
+  ];
+}
+
+/** Money: a payment recorded, an allocation made. */
+function moneyCases(fixtures: Fixtures, requests: Requests): BenchCase[] {
+  const { getIds, billing } = fixtures;
+  return [
     {
       name: 'transactions.create',
       label: 'POST /transactions (payment)',
@@ -252,7 +315,7 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       quick: false,
       countQueries: true,
       next: () => {
-        const n = ++seq;
+        const n = requests.next();
         return {
           path: '/api/v1/transactions',
           body: JSON.stringify({
@@ -261,7 +324,7 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
             source: 'external',
             amount: 4999,
             currency: SEED_CURRENCY,
-            external_id: `bench-${tag}-${n}`,
+            external_id: `bench-${requests.tag}-${n}`,
             method: 'card',
           }),
         };
@@ -275,7 +338,7 @@ export function buildCases(fixtures: Fixtures): BenchCase[] {
       quick: false,
       countQueries: true,
       next: () => {
-        const pair = billing.pairs[++seq % billing.pairs.length];
+        const pair = billing.pairs[requests.next() % billing.pairs.length];
         return {
           path: `/api/v1/transactions/${pair.transactionId}/allocate`,
           body: JSON.stringify({ allocations: [{ invoice_id: pair.invoiceId, amount: 1 }] }),

@@ -2,24 +2,19 @@ import { Client } from 'pg';
 import { encodeCursor } from '../src/common/pagination';
 import type { Options } from './options';
 import { log } from './report';
+import { type BillingSeed, loadBillingSeed, seedBilling, seedEvents, seedSubscribers } from './seed';
 import {
-  type BillingSeed,
   type DomainSeed,
-  loadBillingSeed,
   loadDomainSeed,
-  seedBilling,
-  seedEvents,
   seedLedger,
   seedPlan,
   seedServices,
-  seedSubscribers,
   seedTickets,
-  type SubscriberSeed,
-  withSecondaryIndexesDropped,
-} from './seed';
+} from './seed-domain';
+import { type SubscriberSeed, withSecondaryIndexesDropped } from './seed-sql';
 
 /**
- * The bench database: created when missing, wiped, seeded (bench/seed.ts) or reused, and read straight for the
+ * The bench database: created when missing, wiped, seeded (bench/seed.ts, bench/seed-domain.ts) or reused, and read straight for the
  * fixtures the cases need (the tenant, ids to get, deep cursors, the plan, the subscribers with a history).
  */
 

@@ -108,39 +108,31 @@ export function productionNodeFlags(): string[] {
   return words.slice(words.indexOf('node') + 1, words.indexOf('dist/main.js'));
 }
 
-/** The built server (node dist/main.js) as a child process, with the query counter preloaded. */
-export async function startServer(options: ServerOptions): Promise<ServerUnderTest> {
-  const port = await freePort();
-  const log = createWriteStream(options.logFile);
-  const counterDir = transpiledQueryCounter();
-  const execArgv = [...productionNodeFlags(), '-r', join(counterDir, 'query-counter.js')];
-  if (options.cpuProfDir) {
-    execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
-  }
-  const child = fork(join(ROOT, 'dist/main.js'), [], {
-    cwd: ROOT,
-    execArgv,
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'production',
-      DATABASE_URL: options.databaseUrl,
-      DATABASE_POOL_MAX: String(options.poolMax),
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '10000000', // the most the config accepts: the limiter runs, but never refuses a bench request
-      RATE_LIMIT_WINDOW_S: '60',
-      API_BOOTSTRAP_TOKEN: options.bootstrapToken,
-      WEBHOOK_WORKER_ENABLED: 'true',
-      // The day's scheduled bill run would start, at whatever point of the run the hour comes, for the default tenant
-      // as soon as it has services (seeded, and ordered by services.create) and walk all its subscribers; billing.run
-      // starts its own run through the API.
-      BILLING_SCHEDULER_ENABLED: 'false',
-    },
-  });
+/** The server's environment: production, its database and port, and no limit or scheduled run in the bench's way. */
+function serverEnv(options: ServerOptions, port: number): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    DATABASE_URL: options.databaseUrl,
+    DATABASE_POOL_MAX: String(options.poolMax),
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MAX: '10000000', // the most the config accepts: the limiter runs, but never refuses a bench request
+    RATE_LIMIT_WINDOW_S: '60',
+    API_BOOTSTRAP_TOKEN: options.bootstrapToken,
+    WEBHOOK_WORKER_ENABLED: 'true',
+    // The day's scheduled bill run would start, at whatever point of the run the hour comes, for the default tenant
+    // as soon as it has services (seeded, and ordered by services.create) and walk all its subscribers; billing.run
+    // starts its own run through the API.
+    BILLING_SCHEDULER_ENABLED: 'false',
+  };
+}
+
+/** Resolves once the server says it listens; rejects with its output if it exits first. */
+function listening(child: ChildProcess): Promise<void> {
   let output = '';
-  const ready = new Promise<void>((resolve, reject) => {
+  return new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString('utf8');
       if (output.includes('listening on')) {
@@ -155,6 +147,24 @@ export async function startServer(options: ServerOptions): Promise<ServerUnderTe
       reject(new Error(`the server exited (code ${code}) during boot:\n${output}`)),
     );
   });
+}
+
+/** The built server (node dist/main.js) as a child process, with the query counter preloaded. */
+export async function startServer(options: ServerOptions): Promise<ServerUnderTest> {
+  const port = await freePort();
+  const log = createWriteStream(options.logFile);
+  const counterDir = transpiledQueryCounter();
+  const execArgv = [...productionNodeFlags(), '-r', join(counterDir, 'query-counter.js')];
+  if (options.cpuProfDir) {
+    execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
+  }
+  const child = fork(join(ROOT, 'dist/main.js'), [], {
+    cwd: ROOT,
+    execArgv,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    env: serverEnv(options, port),
+  });
+  const ready = listening(child);
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await ready;

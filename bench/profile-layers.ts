@@ -67,7 +67,30 @@ function main(): void {
   const others = (option(args, '--other') ?? '').split(',').filter(Boolean);
   const msPerRequest = Number(option(args, '--ms-per-request') ?? NaN);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const stackOf = stacksOf(profile);
+  const timed = timedSamples(profile);
+  const kept = keptWindows(timed, stackOf, handler, others);
+  const { layers, busy, wall } = layerTimes(timed, kept, stackOf);
+  if (busy === 0) {
+    throw new Error(`no 500 ms window has ${handler} on the stack without ${others.join(', ') || 'others'}`);
+  }
+  process.stdout.write(
+    `${handler}: ${kept.size} windows of 0.5 s, server busy ${((100 * busy) / wall).toFixed(0)} % of them\n\n`,
+  );
+  const withMs = Number.isFinite(msPerRequest);
+  process.stdout.write(`| layer | share of server CPU |${withMs ? ' ms per request |' : ''}\n`);
+  process.stdout.write(`|---|---:|${withMs ? '---:|' : ''}\n`);
+  for (const [layer, time] of [...layers].sort((a, b) => b[1] - a[1])) {
+    const share = time / busy;
+    const ms = withMs ? ` ${(share * msPerRequest).toFixed(3)} |` : '';
+    process.stdout.write(`| ${layer} | ${(100 * share).toFixed(1)} % |${ms}\n`);
+  }
+}
 
+/** A sample's stack, innermost frame first (memoized per node). */
+type StackOf = (id: number) => ProfileNode[];
+
+function stacksOf(profile: Profile): StackOf {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) {
@@ -76,7 +99,7 @@ function main(): void {
     }
   }
   const stacks = new Map<number, ProfileNode[]>();
-  const stackOf = (id: number): ProfileNode[] => {
+  return (id: number): ProfileNode[] => {
     let stack = stacks.get(id);
     if (!stack) {
       stack = [];
@@ -87,17 +110,32 @@ function main(): void {
     }
     return stack;
   };
-  const idle = (node: ProfileNode) => node.callFrame.functionName === '(idle)';
+}
 
-  const WINDOW_US = 500_000;
-  const windows = new Map<number, { busy: number; hits: number; other: boolean }>();
+const idle = (node: ProfileNode) => node.callFrame.functionName === '(idle)';
+
+const WINDOW_US = 500_000;
+
+/** A sample with the 500 ms window it falls in and the time it stands for. */
+interface TimedSample {
+  id: number;
+  window: number;
+  weight: number;
+}
+
+function timedSamples(profile: Profile): TimedSample[] {
   let at = profile.startTime;
-  const timed = profile.samples.map((id, index) => {
+  return profile.samples.map((id, index) => {
     at += profile.timeDeltas[index];
     const window = Math.floor((at - profile.startTime) / WINDOW_US);
     const weight = profile.timeDeltas[index + 1] ?? profile.timeDeltas[index];
     return { id, window, weight };
   });
+}
+
+/** The windows that measure the case: busy, `handler` on the stack often enough, and none of `others` on it. */
+function keptWindows(timed: TimedSample[], stackOf: StackOf, handler: string, others: string[]): Set<number> {
+  const windows = new Map<number, { busy: number; hits: number; other: boolean }>();
   for (const sample of timed) {
     const stack = stackOf(sample.id);
     if (idle(stack[0])) {
@@ -114,10 +152,17 @@ function main(): void {
     }
     windows.set(sample.window, window);
   }
-  const kept = new Set(
+  return new Set(
     [...windows].filter(([, w]) => w.hits >= 3 && !w.other && w.busy >= 100).map(([index]) => index),
   );
+}
 
+/** The busy time of the kept windows by layer, their busy time, and their wall time. */
+function layerTimes(
+  timed: TimedSample[],
+  kept: Set<number>,
+  stackOf: StackOf,
+): { layers: Map<string, number>; busy: number; wall: number } {
   const layers = new Map<string, number>();
   let busy = 0;
   let wall = 0;
@@ -134,20 +179,7 @@ function main(): void {
     const layer = layerOf(stack);
     layers.set(layer, (layers.get(layer) ?? 0) + sample.weight);
   }
-  if (busy === 0) {
-    throw new Error(`no 500 ms window has ${handler} on the stack without ${others.join(', ') || 'others'}`);
-  }
-  process.stdout.write(
-    `${handler}: ${kept.size} windows of 0.5 s, server busy ${((100 * busy) / wall).toFixed(0)} % of them\n\n`,
-  );
-  const withMs = Number.isFinite(msPerRequest);
-  process.stdout.write(`| layer | share of server CPU |${withMs ? ' ms per request |' : ''}\n`);
-  process.stdout.write(`|---|---:|${withMs ? '---:|' : ''}\n`);
-  for (const [layer, time] of [...layers].sort((a, b) => b[1] - a[1])) {
-    const share = time / busy;
-    const ms = withMs ? ` ${(share * msPerRequest).toFixed(3)} |` : '';
-    process.stdout.write(`| ${layer} | ${(100 * share).toFixed(1)} % |${ms}\n`);
-  }
+  return { layers, busy, wall };
 }
 
 function layerOf(stack: ProfileNode[]): string {

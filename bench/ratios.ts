@@ -52,106 +52,22 @@ function tail(name: string, connections: number, m: Measurement | undefined): Ra
   };
 }
 
+/** One case's measurement at the connections being looked at. */
+type Find = (name: string) => Measurement | undefined;
+
+const rps = (m: Measurement) => m.rps;
+const p99 = (m: Measurement) => m.latencyMs.p99;
+const p50 = (m: Measurement) => m.latencyMs.p50;
+
 export function ratiosOf(measurements: Measurement[], connections: number[]): Ratio[] {
   const ratios: Ratio[] = [];
-  const rps = (m: Measurement) => m.rps;
-  const p99 = (m: Measurement) => m.latencyMs.p99;
-  const p50 = (m: Measurement) => m.latencyMs.p50;
   for (const c of connections) {
-    const find = (name: string) => measurements.find((m) => m.case === name && m.connections === c);
-    const base = find('baseline.insert');
-    const floor = find('baseline.framework');
-    const live = find('health.live');
+    const find: Find = (name) => measurements.find((m) => m.case === name && m.connections === c);
     const candidates = [
-      // Round two (#19) holds the create to the framework's floor (c), the bare Nest + Express + class-validator
-      // INSERT the design card's stack cannot go below; the ratios to baseline (a) stay for the record.
-      ratio('create rps / baseline (a) rps', c, find('subscribers.create'), base, rps, null, 'req/s'),
-      ratio('create p99 / baseline (a) p99', c, find('subscribers.create'), base, p99, null, 'p99 ms'),
-      ratio(
-        'create rps / floor (c) rps',
-        c,
-        find('subscribers.create'),
-        floor,
-        rps,
-        { op: '>=', bound: 0.75 },
-        'req/s',
-      ),
-      ratio(
-        'create p99 / floor (c) p99',
-        c,
-        find('subscribers.create'),
-        floor,
-        p99,
-        { op: '<=', bound: 3 },
-        'p99 ms',
-      ),
-      ratio('floor (c) rps / baseline (a) rps', c, floor, base, rps, null, 'req/s'),
-      ratio('floor (c) p99 / baseline (a) p99', c, floor, base, p99, null, 'p99 ms'),
-      ratio(
-        'create+key rps / baseline (a) rps',
-        c,
-        find('subscribers.create_idempotent'),
-        base,
-        rps,
-        null,
-        'req/s',
-      ),
-      ratio(
-        'create+key rps / create rps',
-        c,
-        find('subscribers.create_idempotent'),
-        find('subscribers.create'),
-        rps,
-        { op: '>=', bound: 0.85 },
-        'req/s',
-      ),
-      ratio(
-        'create+key p99 / baseline (a) p99',
-        c,
-        find('subscribers.create_idempotent'),
-        base,
-        p99,
-        null,
-        'p99 ms',
-      ),
-      ratio(
-        'get by id rps / health/live rps',
-        c,
-        find('subscribers.get'),
-        live,
-        rps,
-        { op: '>=', bound: 0.75 },
-        'req/s',
-      ),
-      ratio(
-        'subscribers deep p50 / first p50',
-        c,
-        find('subscribers.list_deep'),
-        find('subscribers.list_first'),
-        p50,
-        { op: '<=', bound: 1.3 },
-        'p50 ms',
-      ),
-      ratio(
-        'events deep p50 / first p50',
-        c,
-        find('events.list_deep'),
-        find('events.list_first'),
-        p50,
-        { op: '<=', bound: 1.3 },
-        'p50 ms',
-      ),
-      ratio('transactions rps / baseline (a) rps', c, find('transactions.create'), base, rps, null, 'req/s'),
-      ratio('allocate rps / baseline (a) rps', c, find('transactions.allocate'), base, rps, null, 'req/s'),
-      // The domains' writes against the floor of a create, as the payment and the allocation above; their 100-row
-      // pages (and the event log of one subject) against the framework's ceiling, as get by id.
-      ratio('ticket create rps / baseline (a) rps', c, find('tickets.create'), base, rps, null, 'req/s'),
-      ratio('service create rps / baseline (a) rps', c, find('services.create'), base, rps, null, 'req/s'),
-      // Every 100-row page against the framework's ceiling, and its tail against its median (#19 target 4).
-      ...PAGES.flatMap(([label, name]) => [
-        ratio(`${label} rps / health/live rps`, c, find(name), live, rps, { op: '>=', bound: 0.3 }, 'req/s'),
-        tail(`${label} p99 / its p50`, c, find(name)),
-      ]),
+      ...createRatios(find, c),
+      ...readRatios(find, c),
+      ...writeRatios(find, c),
+      ...pageRatios(find, c),
     ];
     for (const candidate of candidates) {
       if (candidate) {
@@ -160,6 +76,124 @@ export function ratiosOf(measurements: Measurement[], connections: number[]): Ra
     }
   }
   return ratios;
+}
+
+/** The create against the baselines and the framework's floor, with and without an idempotency key. */
+function createRatios(find: Find, c: number): (Ratio | null)[] {
+  const base = find('baseline.insert');
+  const floor = find('baseline.framework');
+  return [
+    // Round two (#19) holds the create to the framework's floor (c), the bare Nest + Express + class-validator
+    // INSERT the design card's stack cannot go below; the ratios to baseline (a) stay for the record.
+    ratio('create rps / baseline (a) rps', c, find('subscribers.create'), base, rps, null, 'req/s'),
+    ratio('create p99 / baseline (a) p99', c, find('subscribers.create'), base, p99, null, 'p99 ms'),
+    ratio(
+      'create rps / floor (c) rps',
+      c,
+      find('subscribers.create'),
+      floor,
+      rps,
+      { op: '>=', bound: 0.75 },
+      'req/s',
+    ),
+    ratio(
+      'create p99 / floor (c) p99',
+      c,
+      find('subscribers.create'),
+      floor,
+      p99,
+      { op: '<=', bound: 3 },
+      'p99 ms',
+    ),
+    ratio('floor (c) rps / baseline (a) rps', c, floor, base, rps, null, 'req/s'),
+    ratio('floor (c) p99 / baseline (a) p99', c, floor, base, p99, null, 'p99 ms'),
+    ratio(
+      'create+key rps / baseline (a) rps',
+      c,
+      find('subscribers.create_idempotent'),
+      base,
+      rps,
+      null,
+      'req/s',
+    ),
+    ratio(
+      'create+key rps / create rps',
+      c,
+      find('subscribers.create_idempotent'),
+      find('subscribers.create'),
+      rps,
+      { op: '>=', bound: 0.85 },
+      'req/s',
+    ),
+    ratio(
+      'create+key p99 / baseline (a) p99',
+      c,
+      find('subscribers.create_idempotent'),
+      base,
+      p99,
+      null,
+      'p99 ms',
+    ),
+  ];
+}
+
+/** Reads against the framework's ceiling (get by id), and deep pages against first pages. */
+function readRatios(find: Find, c: number): (Ratio | null)[] {
+  const live = find('health.live');
+  return [
+    ratio(
+      'get by id rps / health/live rps',
+      c,
+      find('subscribers.get'),
+      live,
+      rps,
+      { op: '>=', bound: 0.75 },
+      'req/s',
+    ),
+    ratio(
+      'subscribers deep p50 / first p50',
+      c,
+      find('subscribers.list_deep'),
+      find('subscribers.list_first'),
+      p50,
+      { op: '<=', bound: 1.3 },
+      'p50 ms',
+    ),
+    ratio(
+      'events deep p50 / first p50',
+      c,
+      find('events.list_deep'),
+      find('events.list_first'),
+      p50,
+      { op: '<=', bound: 1.3 },
+      'p50 ms',
+    ),
+  ];
+}
+
+/** The domains' writes against the floor of a create. */
+function writeRatios(find: Find, c: number): (Ratio | null)[] {
+  const base = find('baseline.insert');
+  return [
+    ratio('transactions rps / baseline (a) rps', c, find('transactions.create'), base, rps, null, 'req/s'),
+    ratio('allocate rps / baseline (a) rps', c, find('transactions.allocate'), base, rps, null, 'req/s'),
+    // The domains' writes against the floor of a create, as the payment and the allocation above; their 100-row
+    // pages (and the event log of one subject) against the framework's ceiling, as get by id.
+    ratio('ticket create rps / baseline (a) rps', c, find('tickets.create'), base, rps, null, 'req/s'),
+    ratio('service create rps / baseline (a) rps', c, find('services.create'), base, rps, null, 'req/s'),
+  ];
+}
+
+/** The 100-row pages against the framework's ceiling, and their tails against their medians. */
+function pageRatios(find: Find, c: number): (Ratio | null)[] {
+  const live = find('health.live');
+  return [
+    // Every 100-row page against the framework's ceiling, and its tail against its median (#19 target 4).
+    ...PAGES.flatMap(([label, name]) => [
+      ratio(`${label} rps / health/live rps`, c, find(name), live, rps, { op: '>=', bound: 0.3 }, 'req/s'),
+      tail(`${label} p99 / its p50`, c, find(name)),
+    ]),
+  ];
 }
 
 export function targetsOf(

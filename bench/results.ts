@@ -4,6 +4,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from 'pg';
 import type { Explained } from './count';
+import type { DocumentsPdfResult } from './documents-pdf';
 import type { Options } from './options';
 import { type EmbeddedDatabase, productionNodeFlags, ROOT, type ServerUnderTest } from './processes';
 import { ratiosOf, targetsOf } from './ratios';
@@ -12,8 +13,10 @@ import {
   type Measurement,
   measurementTable,
   type QueryCount,
+  type Ratio,
   ratioTable,
   shortStatement,
+  type Target,
   targetTable,
 } from './report';
 
@@ -28,6 +31,8 @@ export interface RunResults {
   measurements: Measurement[];
   queryCounts: QueryCount[];
   plans: Explained[];
+  /** documents.pdf (issue 29), when it ran. */
+  documents: DocumentsPdfResult | null;
 }
 
 /** The results, the ratios and targets, memory and the plans on stdout; all of it as JSON under bench/results/. */
@@ -37,22 +42,31 @@ export async function reportResults(
   embedded: EmbeddedDatabase | null,
   run: RunResults,
 ): Promise<void> {
-  const {
-    options,
-    runStarted,
-    resultsDir,
-    stamp,
-    seededRows,
-    deepPosition,
-    measurements,
-    queryCounts,
-    plans,
-  } = run;
+  const { options, measurements } = run;
   const peakRssMb = server.rss.highWaterMb();
   const embeddedRssMb = embedded?.rss.highWaterMb() ?? null;
   const ratios = ratiosOf(measurements, options.connections);
   const targets = targetsOf(ratios, measurements, peakRssMb, options.embedded);
+  const environment = await environmentOf(db, options);
+  const report: Report = { run, environment, ratios, targets, peakRssMb, embeddedRssMb };
+  printReport(report);
+  writeReport(report);
+}
 
+/** What the report holds beside the run's own results. */
+interface Report {
+  run: RunResults;
+  environment: Environment;
+  ratios: Ratio[];
+  targets: Target[];
+  peakRssMb: number;
+  embeddedRssMb: number | null;
+}
+
+type Environment = Awaited<ReturnType<typeof environmentOf>>;
+
+/** What the numbers were measured on: the commit, node and its flags, the machine, the database. */
+async function environmentOf(db: Client, options: Options) {
   const { rows: versionRows } = await db.query<{ version: string }>('SELECT version()');
   const git = (args: string[]) => {
     try {
@@ -61,7 +75,7 @@ export async function reportResults(
       return '';
     }
   };
-  const environment = {
+  return {
     commit: `${git(['rev-parse', '--short', 'HEAD']) || 'unknown'}${git(['status', '--porcelain', 'src']) ? ' + uncommitted src changes' : ''}`,
     node: process.version,
     serverNodeFlags: productionNodeFlags(),
@@ -69,7 +83,11 @@ export async function reportResults(
     memoryGb: Math.round(totalmem() / 2 ** 30),
     database: options.embedded ? 'embedded PGlite (own process, via pglite-socket)' : versionRows[0].version,
   };
+}
 
+/** The report on stdout: the measurements, ratios, targets, memory, the PDF rate and the plans. */
+function printReport({ run, environment, ratios, targets, peakRssMb, embeddedRssMb }: Report): void {
+  const { options, measurements, documents, plans } = run;
   log(
     `\nResults (${options.embedded ? 'embedded PGlite' : 'PostgreSQL'}; ${environment.cpus}; node ${process.version} ` +
       `${environment.serverNodeFlags.join(' ')}; ` +
@@ -87,33 +105,44 @@ export async function reportResults(
     `\nServer peak RSS (VmHWM, whole run${options.instances > 1 ? ', the largest instance' : ''}): ${peakRssMb.toFixed(0)} MB` +
       (embeddedRssMb !== null ? `; the PGlite process: ${embeddedRssMb.toFixed(0)} MB` : ''),
   );
+  if (documents) {
+    log(
+      `\nInvoice PDFs (issue 29, no target yet): ${documents.invoicesPerS.toFixed(1)}/s against ` +
+        `${documents.emptyPerS.toFixed(0)} empty one-page pdfkit documents/s, ratio ${documents.ratio.toFixed(3)}`,
+    );
+  }
   for (const plan of plans) {
     log(`\nEXPLAIN (ANALYZE, BUFFERS) for ${plan.case} — indexes: ${plan.indexes.join(', ') || 'none'}`);
     log(plan.sql);
     log(plan.plan);
   }
+}
 
-  const file = join(resultsDir, `bench-${stamp}${options.embedded ? '-embedded' : ''}.json`);
+/** All of the report as JSON under bench/results/ (the database URL left out). */
+function writeReport({ run, environment, ratios, targets, peakRssMb, embeddedRssMb }: Report): void {
+  const { options } = run;
+  const file = join(run.resultsDir, `bench-${run.stamp}${options.embedded ? '-embedded' : ''}.json`);
   writeFileSync(
     file,
     JSON.stringify(
       {
-        startedAt: runStarted.toISOString(),
+        startedAt: run.runStarted.toISOString(),
         finishedAt: new Date().toISOString(),
         options: { ...options, databaseUrl: options.embedded ? 'embedded' : options.databaseUrl },
         environment,
-        seededRows,
-        deepPosition,
-        measurements,
+        seededRows: run.seededRows,
+        deepPosition: run.deepPosition,
+        measurements: run.measurements,
         ratios,
         targets,
         peakRssMb,
         embeddedDatabaseRssMb: embeddedRssMb,
-        queryCounts: queryCounts.map((count) => ({
+        queryCounts: run.queryCounts.map((count) => ({
           ...count,
           statements: count.statements.map((s) => ({ ...s, short: shortStatement(s.text) })),
         })),
-        plans,
+        plans: run.plans,
+        documents: run.documents,
       },
       null,
       2,

@@ -12,7 +12,8 @@
  * ledger.list, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one bill run over
  * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s; then
  * provisioning.run (bench/provisioning-run.ts): 10,000 activate orders (--provisioning-orders) carried out by the
- * worker through radius-sql, as orders/s against the same.
+ * worker through radius-sql, as orders/s against the same. In between, documents.pdf (bench/documents-pdf.ts): invoice
+ * PDFs per second rendered in this process, against an empty one-page pdfkit document (a ratio, no target).
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -34,7 +35,7 @@
  *
  * Speed is never asserted in the test suite: every figure here is a ratio against a baseline of the same run.
  *
- * This file is the run's order; the parts: options.ts (the command line), database.ts + seed.ts (reset, seeding,
+ * This file is the run's order; the parts: options.ts (the command line), database.ts + seed*.ts (reset, seeding,
  * fixtures), processes.ts + process-stats.ts (the server, the baselines, the embedded database; CPU and memory),
  * cases.ts (what is measured), count.ts (statements per request, plans), load.ts (the load), ratios.ts + report.ts +
  * results.ts (ratios, targets, tables, the JSON file), query-counter.ts (loaded into the server under test).
@@ -43,6 +44,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
+import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
 import { benchProvisioningRun } from './provisioning-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
@@ -56,7 +58,7 @@ import {
   waitForOverdueSweep,
 } from './database';
 import { measure, type ServedBy } from './load';
-import { parseOptions } from './options';
+import { type Options, parseOptions } from './options';
 import {
   type BaselineServer,
   type EmbeddedDatabase,
@@ -77,8 +79,25 @@ const SWEEP_SETTLE_MS = 900_000;
 /** How deep into the list the deep cursor points, as a share of the seeded rows (900,000 of 1,000,000). */
 const DEEP_SHARE = 0.9;
 
-async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2));
+/** What a run has started, stopped at its end (or on Ctrl-C) whatever it got to. */
+interface Running {
+  embedded: EmbeddedDatabase | null;
+  server: ServerUnderTest | null;
+  baseline: BaselineServer | null;
+  floor: BaselineServer | null;
+  db: Client | null;
+}
+
+async function stopAll(running: Running): Promise<void> {
+  await running.baseline?.stop().catch(() => undefined);
+  await running.floor?.stop().catch(() => undefined);
+  await running.server?.stop().catch(() => undefined);
+  await running.db?.end().catch(() => undefined);
+  await running.embedded?.stop().catch(() => undefined);
+}
+
+/** Where the run writes: bench/results/, its files stamped with the start time, CPU profiles when asked. */
+function resultPaths(options: Options) {
   const runStarted = new Date();
   const resultsDir = join(ROOT, 'bench/results');
   mkdirSync(resultsDir, { recursive: true });
@@ -87,118 +106,51 @@ async function main(): Promise<void> {
   if (profileDir) {
     mkdirSync(profileDir, { recursive: true });
   }
+  return { runStarted, resultsDir, stamp, profileDir };
+}
 
-  let embedded: EmbeddedDatabase | null = null;
-  let server: ServerUnderTest | null = null;
-  let baseline: BaselineServer | null = null;
-  let floor: BaselineServer | null = null;
-  let db: Client | null = null;
-  const stopAll = async () => {
-    await baseline?.stop().catch(() => undefined);
-    await floor?.stop().catch(() => undefined);
-    await server?.stop().catch(() => undefined);
-    await db?.end().catch(() => undefined);
-    await embedded?.stop().catch(() => undefined);
-  };
-  process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const paths = resultPaths(options);
+  const { resultsDir, stamp, profileDir } = paths;
+  const running: Running = { embedded: null, server: null, baseline: null, floor: null, db: null };
+  process.once('SIGINT', () => void stopAll(running).finally(() => process.exit(130)));
 
   try {
-    let databaseUrl = options.databaseUrl;
-    if (options.embedded) {
-      embedded = await startEmbeddedDatabase();
-      databaseUrl = embedded.url;
-      log(`Embedded database (PGlite, its own process) at ${databaseUrl}`);
-      if (options.rows < 1_000_000) {
-        log(
-          `Embedded: seeding ${options.rows.toLocaleString('en-US')} rows, not 1,000,000 (PGlite is a single session in one process; --rows 1000000 for the full table).`,
-        );
-      }
-    } else {
-      await ensureDatabase(databaseUrl);
-      log(`Database: ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
-    }
-    db = new Client({ connectionString: databaseUrl });
-    await db.connect();
-    if (!options.reuse) {
-      await resetSchema(db);
-    }
-
-    const logFile = join(resultsDir, `server-${stamp}.log`);
+    const databaseUrl = await openDatabase(options, running);
+    const db = running.db!;
     // The app's own pool size; on the embedded database one connection, as the app uses when it starts PGlite itself
     // (pglite-socket interleaves the statements of concurrent connections).
     const poolMax = options.embedded ? 1 : Number(process.env.DATABASE_POOL_MAX ?? 20);
-    server = await startServers(
-      {
-        databaseUrl,
-        poolMax,
-        bootstrapToken: BOOTSTRAP_TOKEN,
-        logFile,
-        cpuProfDir: profileDir,
-      },
-      options.instances,
-    );
-    log(
-      `Server under test: node dist/main.js, ${options.instances === 1 ? 'pid' : `${options.instances} instances, pids`} ` +
-        `${server.pids.join(', ')}, ${server.baseUrls.join(', ')} (log: ${logFile})`,
-    );
-
-    const { tenantId, billing, domain, seededRows } = await prepareDatabase(db, options);
-    // The measured cases start once the server's overdue sweep has gone through the seed's past-due invoices.
-    const sweepStarted = Date.now();
-    const unswept = await waitForOverdueSweep(db, tenantId, SWEEP_SETTLE_MS);
-    log(
-      unswept === 0
-        ? `Overdue sweep of the seed done in ${((Date.now() - sweepStarted) / 1000).toFixed(1)} s`
-        : `  (${unswept} seeded invoices still not swept after ${SWEEP_SETTLE_MS / 1000} s)`,
-    );
-    const deepPosition = Math.floor(seededRows * DEEP_SHARE);
-    const subscribersDeep = await cursorAt(db, 'subscribers', tenantId, deepPosition);
-    const eventsDeep = await cursorAt(db, 'events', tenantId, deepPosition);
-    log(
-      `Deep cursors at position ${deepPosition.toLocaleString('en-US')} of ${seededRows.toLocaleString('en-US')}: ` +
-        `subscriber ${subscribersDeep.id} (${subscribersDeep.createdAt.toISOString()}), event ${eventsDeep.id}`,
-    );
-    const client = db;
-    const fixtures: Fixtures = {
-      tenantId,
-      getIds: await sampleSubscriberIds(db, tenantId, seededRows, GET_IDS),
-      subscribersDeepCursor: subscribersDeep.cursor,
-      eventsDeepCursor: eventsDeep.cursor,
-      billing,
-      domain,
-      provisioningSettled: async () => {
-        const left = await waitForOpenOrders(client, tenantId, PROVISIONING_SETTLE_MS);
-        if (left > 0) {
-          log(`  (${left} provisioning orders still open after ${PROVISIONING_SETTLE_MS / 1000} s)`);
-        }
-      },
-    };
-
-    baseline = await startBaseline('insert', databaseUrl, tenantId, poolMax);
-    floor = await startBaseline('framework', databaseUrl, tenantId, poolMax);
-    log(
-      `Baseline (a): pid ${baseline.pid}, ${baseline.baseUrl}; baseline (c): pid ${floor.pid}, ${floor.baseUrl}`,
-    );
+    const server = await startServerUnderTest(options, running, {
+      databaseUrl,
+      poolMax,
+      resultsDir,
+      stamp,
+      profileDir,
+    });
+    const { fixtures, seededRows, deepPosition } = await fixturesOf(db, options);
+    const servedBy = await startBaselines(running, server, databaseUrl, fixtures.tenantId, poolMax);
     const cases = buildCases(fixtures).filter(
       (c) =>
         c.target !== 'app' ||
         c.name === 'health.live' ||
         (options.only ? options.only.includes(c.name) : !options.quick || c.quick),
     );
-    const servedBy: ServedBy = {
-      app: server,
-      baseline,
-      floor,
-    };
 
     const { queryCounts, plans } = await countAll(cases, servedBy, server, db);
     log('\nStatements per request (sequential requests, counted in the server process):');
     log(queryTable(queryCounts));
 
-    const measurements = await measure(cases, options, servedBy, server, embedded);
-    await reportResults(db, server, embedded, {
+    const measurements = await measure(cases, options, servedBy, server, running.embedded);
+    // Issue 29: invoice PDFs per second in this process, against an empty one-page pdfkit document (no target).
+    const documents =
+      !options.only || options.only.includes(DOCUMENTS_PDF_CASE)
+        ? await benchDocumentsPdf(Math.min(options.durationS, 5))
+        : null;
+    await reportResults(db, server, running.embedded, {
       options,
-      runStarted,
+      runStarted: paths.runStarted,
       resultsDir,
       stamp,
       seededRows,
@@ -206,6 +158,7 @@ async function main(): Promise<void> {
       measurements,
       queryCounts,
       plans,
+      documents,
     });
     if (!options.only || options.only.includes('billing.run')) {
       await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
@@ -217,8 +170,115 @@ async function main(): Promise<void> {
       log(`CPU profile of the server: ${profileDir} (written when it stops)`);
     }
   } finally {
-    await stopAll();
+    await stopAll(running);
   }
+}
+
+/** The database (the embedded one started, or the Postgres one created when missing), connected, and reset. */
+async function openDatabase(options: Options, running: Running): Promise<string> {
+  let databaseUrl = options.databaseUrl;
+  if (options.embedded) {
+    running.embedded = await startEmbeddedDatabase();
+    databaseUrl = running.embedded.url;
+    log(`Embedded database (PGlite, its own process) at ${databaseUrl}`);
+    if (options.rows < 1_000_000) {
+      log(
+        `Embedded: seeding ${options.rows.toLocaleString('en-US')} rows, not 1,000,000 (PGlite is a single session in one process; --rows 1000000 for the full table).`,
+      );
+    }
+  } else {
+    await ensureDatabase(databaseUrl);
+    log(`Database: ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
+  }
+  running.db = new Client({ connectionString: databaseUrl });
+  await running.db.connect();
+  if (!options.reuse) {
+    await resetSchema(running.db);
+  }
+  return databaseUrl;
+}
+
+/** The server (or --instances servers) under test, logging to bench/results/server-<stamp>.log. */
+async function startServerUnderTest(
+  options: Options,
+  running: Running,
+  at: { databaseUrl: string; poolMax: number; resultsDir: string; stamp: string; profileDir: string | null },
+): Promise<ServerUnderTest> {
+  const logFile = join(at.resultsDir, `server-${at.stamp}.log`);
+  const server = await startServers(
+    {
+      databaseUrl: at.databaseUrl,
+      poolMax: at.poolMax,
+      bootstrapToken: BOOTSTRAP_TOKEN,
+      logFile,
+      cpuProfDir: at.profileDir,
+    },
+    options.instances,
+  );
+  running.server = server;
+  log(
+    `Server under test: node dist/main.js, ${options.instances === 1 ? 'pid' : `${options.instances} instances, pids`} ` +
+      `${server.pids.join(', ')}, ${server.baseUrls.join(', ')} (log: ${logFile})`,
+  );
+  return server;
+}
+
+/**
+ * The seeded database's fixtures for the cases, once the server's overdue sweep has gone through the seed's past-due
+ * invoices: ids to read, the deep cursors, the billing and domain seeds.
+ */
+async function fixturesOf(
+  db: Client,
+  options: Options,
+): Promise<{ fixtures: Fixtures; seededRows: number; deepPosition: number }> {
+  const { tenantId, billing, domain, seededRows } = await prepareDatabase(db, options);
+  const sweepStarted = Date.now();
+  const unswept = await waitForOverdueSweep(db, tenantId, SWEEP_SETTLE_MS);
+  log(
+    unswept === 0
+      ? `Overdue sweep of the seed done in ${((Date.now() - sweepStarted) / 1000).toFixed(1)} s`
+      : `  (${unswept} seeded invoices still not swept after ${SWEEP_SETTLE_MS / 1000} s)`,
+  );
+  const deepPosition = Math.floor(seededRows * DEEP_SHARE);
+  const subscribersDeep = await cursorAt(db, 'subscribers', tenantId, deepPosition);
+  const eventsDeep = await cursorAt(db, 'events', tenantId, deepPosition);
+  log(
+    `Deep cursors at position ${deepPosition.toLocaleString('en-US')} of ${seededRows.toLocaleString('en-US')}: ` +
+      `subscriber ${subscribersDeep.id} (${subscribersDeep.createdAt.toISOString()}), event ${eventsDeep.id}`,
+  );
+  const fixtures: Fixtures = {
+    tenantId,
+    getIds: await sampleSubscriberIds(db, tenantId, seededRows, GET_IDS),
+    subscribersDeepCursor: subscribersDeep.cursor,
+    eventsDeepCursor: eventsDeep.cursor,
+    billing,
+    domain,
+    provisioningSettled: async () => {
+      const left = await waitForOpenOrders(db, tenantId, PROVISIONING_SETTLE_MS);
+      if (left > 0) {
+        log(`  (${left} provisioning orders still open after ${PROVISIONING_SETTLE_MS / 1000} s)`);
+      }
+    },
+  };
+  return { fixtures, seededRows, deepPosition };
+}
+
+/** Baselines (a) and (c), each a process of its own on the same database, beside the server under test. */
+async function startBaselines(
+  running: Running,
+  server: ServerUnderTest,
+  databaseUrl: string,
+  tenantId: string,
+  poolMax: number,
+): Promise<ServedBy> {
+  const baseline = await startBaseline('insert', databaseUrl, tenantId, poolMax);
+  running.baseline = baseline;
+  const floor = await startBaseline('framework', databaseUrl, tenantId, poolMax);
+  running.floor = floor;
+  log(
+    `Baseline (a): pid ${baseline.pid}, ${baseline.baseUrl}; baseline (c): pid ${floor.pid}, ${floor.baseUrl}`,
+  );
+  return { app: server, baseline, floor };
 }
 
 main().then(

@@ -1,7 +1,7 @@
 'use strict';
 /**
- * One owner per table (issue 28), the second half of `npm run lint:data-access` (scripts/check-data-access.sh runs
- * it after its SQL-outside-repositories check). The "Owns (tables)" column of docs/architecture.md's table of modules
+ * One owner per table (issues 28 and 30), the second half of `npm run lint:data-access` (scripts/check-data-access.sh
+ * runs it after its SQL-outside-repositories check). The "Owns (tables)" column of docs/architecture.md's table of modules
  * is the data: a row's backticked names are the tables its module (src/<module>) owns; a backticked `sub/folder/`
  * in the cell narrows the owner of the names after it to src/<module>/sub/folder (billing's `invoices/`, `ledger/`…).
  *
@@ -16,15 +16,25 @@
  *   placeholder is followed to the string literals it can be (a constant, a literal-union parameter type, the array a
  *   for-of walks, a function parameter through every call of that function: the write is then the call's, so a shared
  *   helper in src/database counts where it is called). A write whose table it cannot tell fails too.
+ * - on every read of a table from outside its owner's module (src/<module>, whatever sub-folder owns it for writes:
+ *   any folder of billing reads billing's tables). Reads are SQL text naming the table after FROM, JOIN or USING, or
+ *   in a `FROM a x, b y` list (a join and a subquery are reads too), placeholders followed as for writes; and TypeORM
+ *   reads on its entity class (find*, count*, exists*, createQueryBuilder, getRepository, a query builder's from and
+ *   join*, @InjectRepository, a `Repository<Entity>` property). Another module's table is read through what that
+ *   module's src/<module>/index.ts exports: a repository or service method, or, for a join inside one statement, a
+ *   fragment the owner builds (`subscribersTable('s')`), so the text naming the table stays in the owner's folder.
+ *   A name that is no table (a CTE, a function such as jsonb_to_recordset, a column in EXTRACT(… FROM col)) is no
+ *   read; a DELETE FROM is its write.
  * - on the doc: a table of an @Entity or of a migration (CREATE TABLE, less DROP TABLE and renames, in their `up`
  *   order) that no row owns, a table two rows own, a backticked token that is neither a table nor a `sub-folder/`.
  * Tables the doc lists that no entity or migration creates yet are only noted.
  *
- * Usage: node scripts/check-data-access.js [--root <dir>] [--verbose] (--verbose lists every write it found).
+ * Usage: node scripts/check-data-access.js [--root <dir>] [--verbose] (--verbose lists every write and read found).
  */
 const { readFileSync, readdirSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 const ts = require('typescript');
+const { splitRow } = require('./markdown-table');
 
 const DOC = 'docs/architecture.md';
 const OWNS = 'Owns (tables)';
@@ -108,15 +118,6 @@ function walk(node, visit) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // The doc's ownership
-
-function splitRow(line) {
-  return line
-    .trim()
-    .replace(/^\|/, '')
-    .replace(/\|$/, '')
-    .split('|')
-    .map((cell) => cell.trim());
-}
 
 /** table → [{ owner, line }] from the "Owns (tables)" column. */
 function readOwnership() {
@@ -772,6 +773,115 @@ function writesOf(file) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Reads
+
+// SQL text: a table after FROM, JOIN or USING (a join is a read of the table joined), and every further table of a
+// `FROM a x, b y` list. A name followed by `(` is a function (jsonb_to_recordset, unnest), not a table; a name that is
+// no table (a CTE, a column in `EXTRACT(… FROM col)`) is left alone by the check.
+const TABLE_NC = String.raw`(?:${NAME}\s*\.\s*)?${NAME}`;
+const ALIAS = String.raw`(?:\s+(?:AS\s+)?[A-Za-z_]\w*)?`;
+const READS = [
+  String.raw`\b(FROM|JOIN|USING)\s+(?:ONLY\s+)?(?:LATERAL\s+)?${TABLE}(?!\s*[(.])`,
+  String.raw`(?<=\bFROM\s+(?:ONLY\s+)?${TABLE_NC}${ALIAS}(?:\s*,\s*${TABLE_NC}${ALIAS})*\s*)(,)\s*${TABLE}(?!\s*[(.])`,
+].map((source) => new RegExp(source, 'gi'));
+
+// TypeORM calls that read the table of the entity (or table name) they are given.
+const TYPEORM_READS = new Set([
+  'find',
+  'findOne',
+  'findOneBy',
+  'findOneOrFail',
+  'findOneByOrFail',
+  'findBy',
+  'findAndCount',
+  'findAndCountBy',
+  'count',
+  'countBy',
+  'exists',
+  'existsBy',
+  'sum',
+  'average',
+  'minimum',
+  'maximum',
+  'preload',
+  'getRepository',
+  'getTreeRepository',
+  'createQueryBuilder',
+  'from',
+  'addFrom',
+  'join',
+  'leftJoin',
+  'innerJoin',
+  'leftJoinAndSelect',
+  'innerJoinAndSelect',
+  'leftJoinAndMapOne',
+  'innerJoinAndMapOne',
+  'leftJoinAndMapMany',
+  'innerJoinAndMapMany',
+]);
+
+/** The tables a file reads: SQL text and TypeORM calls on an entity class or a `Repository<Entity>` it holds. */
+function readsOf(file) {
+  const reads = [];
+  const add = (table, site, how) => reads.push({ table, site, how });
+  for (const segments of textsOf(file)) {
+    for (const regex of READS) {
+      for (const { keyword, names } of matchesIn(file, segments, regex)) {
+        if (keyword !== keyword.toUpperCase()) {
+          continue; // "from the invoice" in a description is English, not SQL
+        }
+        for (const { value, site } of names[0]) {
+          add(value, site, `${keyword === ',' ? 'FROM …,' : keyword}`);
+        }
+      }
+    }
+  }
+  walk(file.sf, (node) => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const method = ts.isPropertyAccessExpression(callee)
+        ? callee.name.text
+        : ts.isIdentifier(callee)
+          ? callee.text
+          : '';
+      const joins = /join/i.test(method);
+      if (TYPEORM_READS.has(method) || method === 'InjectRepository') {
+        // A join's first argument may be a relation path ('s.subscriber'): only an entity class counts there.
+        const table = entityArgument(node.arguments[0], file, !joins && method !== 'find');
+        if (table) {
+          add(
+            table,
+            { file, line: lineOf(file, node) },
+            `TypeORM ${method === 'InjectRepository' ? '@' : '.'}${method}()`,
+          );
+        }
+      }
+    }
+  });
+  for (const [property, entity] of repositoryProperties(file)) {
+    const table = entityTables.get(file.imports.get(entity) ?? entity);
+    if (table) {
+      const declaration = findProperty(file, property);
+      add(table, { file, line: declaration ? lineOf(file, declaration) : 1 }, `Repository<${entity}>`);
+    }
+  }
+  return reads;
+}
+
+function findProperty(file, name) {
+  let found = null;
+  walk(file.sf, (node) => {
+    if (!found && (ts.isPropertyDeclaration(node) || ts.isParameter(node)) && ts.isIdentifier(node.name)) {
+      if (node.name.text === name) {
+        found = node;
+      }
+    }
+    return !found;
+  });
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The check
 
 const ownership = readOwnership();
@@ -836,6 +946,43 @@ for (const file of code) {
     }
   }
 }
+
+// A read is the module's, not the sub-folder's: any folder of billing may read billing's tables. A read of another
+// module's table fails: it goes through what that module's src/<module>/index.ts exports (its repository or service
+// runs the SQL), so the SQL text naming the table stays in the owner's folder.
+const moduleOf = (path) => path.split('/').slice(0, 2).join('/');
+let readCount = 0;
+for (const file of code) {
+  for (const { table, site, how } of readsOf(file)) {
+    const owner = table && owned.get(table);
+    if (!owner) {
+      continue; // a CTE, a function, a column: not a table of the doc (an unowned table fails above)
+    }
+    const line = site.line ?? lineOf(site.file, site.node);
+    const where = `${site.file.path}:${line}`;
+    const key = `${where} ${table}`;
+    if (seen.has(key)) {
+      continue; // DELETE FROM x is its write, checked above
+    }
+    seen.add(key);
+    readCount++;
+    const module = moduleOf(owner);
+    const via = site.via
+      ? ` (SQL at ${site.via.file.path}:${site.via.line ?? lineOf(site.via.file, site.via.node)})`
+      : '';
+    if (verbose) {
+      console.log(`${where}: ${how} ${table}${via} [read, ${module}]`);
+    }
+    if (moduleOf(site.file.path) !== module) {
+      wrong.push({
+        path: site.file.path,
+        line,
+        text: `${where}: ${how} ${table}${via} reads a table of ${module} (${DOC}): call what ${module}/index.ts exports instead.`,
+      });
+    }
+  }
+}
+
 wrong.sort((a, b) => (a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1));
 problems.push(...wrong.map((w) => w.text));
 
@@ -847,8 +994,10 @@ if (problems.length > 0) {
     console.log(problem);
   }
   console.error(
-    `check-data-access: ${problems.length} problem(s) with table ownership: a module writes only the tables its row of ${DOC} owns.`,
+    `check-data-access: ${problems.length} problem(s) with table ownership: a module writes only the tables its row of ${DOC} owns, and reads another module's only through that module's index.ts.`,
   );
   process.exit(1);
 }
-console.log(`check-data-access: ${writeCount} write(s), each from the folder that owns its table (${DOC}).`);
+console.log(
+  `check-data-access: ${writeCount} write(s), each from the folder that owns its table, and ${readCount} read(s), each from the module that owns its table (${DOC}).`,
+);

@@ -8,7 +8,8 @@
 # other objects (this.events.queued, a Map's .delete) and comment lines are not matched. Injecting the DataSource is
 # allowed: a service passes `this.dataSource.manager` to a repository for reads outside a transaction.
 # Then scripts/check-data-access.js: one owner per table (the "Owns (tables)" column of docs/architecture.md), failing
-# on a write to a table from outside its owner's folder. Both run, and it fails when either fails.
+# on a write to a table from outside its owner's folder, and on a read of another module's table that does not go
+# through what that module's index.ts exports. Both run, and it fails when either fails.
 # Usage: scripts/check-data-access.sh [root] (the repository by default; the tests point it at fixture trees).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

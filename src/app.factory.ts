@@ -8,7 +8,7 @@ import { answerClientErrors, hostRequired } from './common/http/client-error';
 import { corsMiddleware } from './common/http/cors';
 import { bindPort, BoundExpressAdapter } from './common/http/early-listen';
 import { requestIdMiddleware, requestLogMiddleware } from './common/http/http-pipeline';
-import type { Clock } from './common/clock';
+import { Clock } from './common/clock';
 import { createLogger, PinoNestLogger } from './common/logging/logger';
 import type { AppConfig } from './config/app-config';
 import { probeDatabase } from './database/database-probe';
@@ -31,12 +31,13 @@ export async function createApp(
     logDestination?: DestinationStream;
     /** Listen on this port (on config.host) before anything else: a server that cannot bind creates nothing. */
     port?: number;
-    /** The time the business rules read (tests pass a TestClock); the system clock by default. */
+    /** Every read of the time (tests pass test/support/test-clock.ts's TestClock); the system clock by default. */
     clock?: Clock;
   } = {},
 ): Promise<RunningApp> {
+  const clock = options.clock ?? new Clock();
   // Bound first: a port in use (or a HOST not ours) stops the start before the database or its data folder exists.
-  const bound = options.port !== undefined ? await bindPort(options.port, config.host) : null;
+  const bound = options.port !== undefined ? await bindPort(options.port, config.host, clock) : null;
   let embedded: EmbeddedPostgres | null = null;
   let app: NestExpressApplication | null = null;
   try {
@@ -50,7 +51,7 @@ export async function createApp(
       config,
       embedded?.url ?? config.databaseUrl!,
       embedded ? 1 : config.databasePoolMax,
-      options.clock,
+      clock,
     );
     // abortOnError false: a failure reaches the caller (main.ts says it plainly) instead of process.exit inside Nest.
     app = bound
@@ -65,13 +66,13 @@ export async function createApp(
     app.set('etag', false); // hashing every body for an ETag no client uses costs CPU on large list pages
     // Bodies are read later, by JsonBodyGuard, once the caller is authenticated and within its rate limit.
     app.use(
-      requestIdMiddleware,
+      requestIdMiddleware(clock),
       hostRequired,
       requestLogMiddleware(logger),
       corsMiddleware(config.corsOrigins),
     );
     setupSwagger(app);
-    answerClientErrors(app.getHttpServer());
+    answerClientErrors(app.getHttpServer(), clock);
     await app.init();
     bound?.serve(app.getHttpAdapter().getInstance() as RequestListener);
     await app.get(BootstrapService).run();

@@ -11,6 +11,7 @@ import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events';
 import { GatewayModule, IdempotencyInterceptor } from './gateway';
 import { WebhooksModule } from './webhooks';
+import { NotificationsModule } from './notifications';
 import { SubscribersModule } from './subscribers';
 import { BillingModule } from './billing';
 import { TicketsModule } from './tickets';
@@ -34,6 +35,7 @@ export class AppModule {
         ProvisioningModule,
         AutomationModule,
         WebhooksModule,
+        NotificationsModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },

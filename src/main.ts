@@ -3,7 +3,8 @@ import { type AddressInfo, isIPv6 } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from './app.factory';
 import { StartupError } from './common/startup-error';
-import { ConfigError, loadConfig } from './config/app-config';
+import { type AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { describeSmtp } from './config/smtp-settings';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -30,8 +31,19 @@ async function main(): Promise<void> {
   }
   process.stdout.write(
     `ISP API listening on ${urlOf(bound.address, bound.port)} (${reach(bound.address)}; database: ${database})\n` +
+      `${mailLine(config.mail)}\n` +
       `API docs: ${urlOf(localAddressFor(bound.address), bound.port)}/docs\n`,
   );
+}
+
+/**
+ * What mail does, in one line: the instance's default server and sender, or that notifications without a tenant's own
+ * server are recorded as skipped. describeSmtp leaves the password out.
+ */
+function mailLine(mail: AppConfig['mail']): string {
+  return mail
+    ? `mail: ${describeSmtp(mail)}, from ${mail.from}`
+    : 'mail: not configured (SMTP_URL unset): notifications will be recorded as skipped';
 }
 
 /** The address really bound, as a URL (IPv6 in brackets). */

@@ -45,6 +45,10 @@ const TAGS: [name: string, description: string][] = [
     'The rules that tie billing, the network and support together (dunning, services following their subscriber), per tenant.',
   ],
   ['Webhooks', 'Callback subscriptions, their deliveries and attempts.'],
+  [
+    'Notifications',
+    "Mail to subscribers: what was sent and why, the tenant's templates, and each subscriber's preferences.",
+  ],
   ['Events', 'The audit log of every change, readable with a cursor.'],
   ['Admin', 'Tenants and API tokens.'],
 ];

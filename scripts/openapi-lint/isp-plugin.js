@@ -14,6 +14,10 @@ function SuccessEnvelope() {
           return;
         }
         for (const [mediaType, media] of Object.entries(response.content ?? {})) {
+          // A document (application/pdf) is the answer itself; the envelope is for JSON answers.
+          if (!/json/.test(mediaType)) {
+            continue;
+          }
           const at = location.child(['content', mediaType, 'schema']);
           const schema = media.schema && resolve(media.schema).node;
           const problem = envelopeProblem(schema, (node) => resolve(node).node);

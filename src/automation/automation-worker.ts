@@ -6,11 +6,11 @@ import { isTransactionConflict } from '../common/errors/postgres-errors';
 import { automationScope, SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
-import { EventsService } from '../events';
+import { EventsRepository, EventsService, type LogEvent } from '../events';
 import { OrderAction, ServicesService } from '../provisioning';
 import { SubscribersService, SubscriberStatus, SuspensionReason } from '../subscribers';
 import { TicketsService, type CreateTicketDto } from '../tickets';
-import { AutomationRepository, type LogEvent } from './automation.repository';
+import { AutomationRepository } from './automation.repository';
 import { DunningSweeps } from './dunning-sweeps';
 import { FeeRules } from './fee-rules';
 import { RULES, type RuleId } from './rules';
@@ -19,7 +19,7 @@ const CONSUMER = 'automation';
 const BATCH = 200;
 
 /** The event-driven rules, by the event types that trigger them (the overdue sweep and billing's rule run apart). */
-const REACTIONS: Partial<Record<string, RuleId[]>> = {};
+export const REACTIONS: Partial<Record<string, RuleId[]>> = {};
 for (const rule of RULES) {
   for (const trigger of rule.triggers) {
     if (trigger.includes('.')) {
@@ -43,8 +43,9 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
+    private readonly eventLog: EventsRepository,
     private readonly automation: AutomationRepository,
     private readonly collections: CollectionsService,
     private readonly subscribers: SubscribersService,
@@ -81,12 +82,12 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
 
   /** One batch of the log; true when it was full. */
   private consume(): Promise<boolean> {
-    return this.tx.run(SYSTEM_SCOPE, async (tx) => {
+    return this.transactionRunner.run(SYSTEM_SCOPE, async (tx) => {
       const cursor = await this.automation.lockCursor(tx.manager, CONSUMER);
       if (!cursor) {
         return false;
       }
-      const events = await this.automation.eventsAfter(tx.manager, cursor.txId, cursor.eventId, BATCH);
+      const events = await this.eventLog.after(tx.manager, cursor.txId, cursor.eventId, BATCH);
       if (events.length === 0) {
         return false;
       }
@@ -163,7 +164,7 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     if (
       subscriber &&
       [SubscriberStatus.Suspended, SubscriberStatus.Cancelled].includes(subscriber.status) &&
-      !(await this.automation.statusChangedAfter(tx.manager, event, subscriberId))
+      !(await this.eventLog.statusChangedAfter(tx.manager, event, subscriberId))
     ) {
       // A failed order's own action is not ordered again: the failure opened a ticket (failed_provisioning) for a
       // person to look at, where a retry loop would fail and ticket forever.
@@ -215,21 +216,31 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
       rule: 'failed_provisioning',
       subjectId: order.id,
       resultId: null,
-      createdAt: new Date(),
+      createdAt: this.clock.now(),
     });
     if (!first) {
       return;
     }
-    const error = order.last_error ?? 'no error recorded';
-    const ticket = {
-      subject: `Provisioning failed: ${order.action} of service ${order.service_id}`.slice(0, 200),
-      description: `Provisioning order ${order.id} (${order.action}) failed: ${error}`.slice(0, 10_000),
-      type: order.action === 'activate' ? 'installation' : 'incident',
-      priority: 'high',
-      subscriber_id: subscriberId,
-      tags: ['provisioning'],
-      metadata: { provisioning_order_id: order.id, service_id: order.service_id },
-    } as CreateTicketDto;
-    await this.tickets.createIn(tx, event.tenantId, ticket);
+    await this.tickets.createIn(tx, event.tenantId, failedOrderTicket(order, subscriberId));
   }
+}
+
+/**
+ * failed_provisioning's ticket: high priority, an installation when the service never came up (activate), an incident
+ * otherwise, naming the order, its action and its error, within a ticket's subject and description lengths.
+ */
+export function failedOrderTicket(
+  order: { id: string; service_id: string; action: string; last_error: string | null },
+  subscriberId: string,
+): CreateTicketDto {
+  const error = order.last_error ?? 'no error recorded';
+  return {
+    subject: `Provisioning failed: ${order.action} of service ${order.service_id}`.slice(0, 200),
+    description: `Provisioning order ${order.id} (${order.action}) failed: ${error}`.slice(0, 10_000),
+    type: order.action === 'activate' ? 'installation' : 'incident',
+    priority: 'high',
+    subscriber_id: subscriberId,
+    tags: ['provisioning'],
+    metadata: { provisioning_order_id: order.id, service_id: order.service_id },
+  } as CreateTicketDto;
 }

@@ -1,5 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { BillingModule, BillingRunner } from '../billing';
+import { BillingModule, TerminationCredit } from '../billing';
 import { EventsModule } from '../events';
 import { ProvisioningModule } from '../provisioning';
 import { SubscribersModule } from '../subscribers';
@@ -19,13 +19,13 @@ import { FeeRules } from './fee-rules';
 })
 export class AutomationModule implements OnModuleInit {
   constructor(
-    private readonly runner: BillingRunner,
+    private readonly terminationCredit: TerminationCredit,
     private readonly automation: AutomationService,
   ) {}
 
   /** termination_billing is applied by bill runs: they ask this module whether it is on for the tenant. */
   onModuleInit(): void {
-    this.runner.useTerminationCredit((manager, tenantId) =>
+    this.terminationCredit.use((manager, tenantId) =>
       this.automation.isEnabled(manager, tenantId, 'termination_billing'),
     );
   }

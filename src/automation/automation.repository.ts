@@ -4,23 +4,14 @@ import type { SubjectFilter } from '../billing';
 import { AutomationEffect, AutomationRuleSetting } from './automation.entity';
 import type { RuleId } from './rules';
 
-/** An event as the consumer reads it. */
-export interface LogEvent {
-  txId: string;
-  id: string;
-  tenantId: string;
-  type: string;
-  subjectId: string | null;
-  data: { object: Record<string, unknown>; [key: string]: unknown };
-}
-
 /** A rule is on for tenant `tenant` unless a setting turns it off. */
 const enabled = (tenant: string, rule: string) =>
   `NOT EXISTS (SELECT 1 FROM automation_rule_settings r WHERE r.tenant_id = ${tenant} AND r.rule = '${rule}' AND NOT r.enabled)`;
 
 /**
  * The automation tables (settings, the event consumer's cursor, effects done once). The rules read billing through
- * its CollectionsService, handing it the conditions on these tables (ruleOn, pending) its queries filter by.
+ * its CollectionsService, handing it the conditions on these tables (ruleOn, pending) its queries filter by, and the
+ * event log through events' EventsRepository.
  */
 @Injectable()
 export class AutomationRepository {
@@ -86,65 +77,6 @@ export class AutomationRepository {
       `UPDATE event_consumers SET last_tx_id = $2, last_event_id = $3, updated_at = now() WHERE name = $1`,
       [name, txId, eventId],
     );
-  }
-
-  /**
-   * The next events after the cursor, in (transaction, id) order, from transactions older than every transaction
-   * still running: one that commits later has a later id than any read here, so none is passed over.
-   */
-  async eventsAfter(
-    manager: EntityManager,
-    txId: string,
-    eventId: string,
-    limit: number,
-  ): Promise<LogEvent[]> {
-    const rows: Record<string, unknown>[] = await manager.query(
-      `SELECT tx_id, id, tenant_id, type, subject_id, data FROM events
-        WHERE tx_id < (pg_snapshot_xmin(pg_current_snapshot()))::text::bigint AND (tx_id, id) > ($1::bigint, $2)
-        ORDER BY tx_id, id LIMIT $3`,
-      [txId, eventId, limit],
-    );
-    return rows.map((row) => ({
-      txId: String(row.tx_id),
-      id: row.id as string,
-      tenantId: row.tenant_id as string,
-      type: row.type as string,
-      subjectId: row.subject_id as string | null,
-      data: row.data as LogEvent['data'],
-    }));
-  }
-
-  /**
-   * Whether the log holds a status change of the subscriber after `event` (in the log's order): one still ahead of the
-   * consumer, which its own event will act on.
-   */
-  async statusChangedAfter(manager: EntityManager, event: LogEvent, subscriberId: string): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `SELECT 1 FROM events
-        WHERE tenant_id = $1 AND subject_id = $2 AND type = 'subscriber.status_changed' AND (tx_id, id) > ($3::bigint, $4)
-        LIMIT 1`,
-      [event.tenantId, subscriberId, event.txId, event.id],
-    );
-    return rows.length > 0;
-  }
-
-  /**
-   * The suspension a status change ends: the subscriber's latest move into `suspended` the log holds before `event`,
-   * with the reason it was suspended for; null when there is none.
-   */
-  async suspensionBefore(
-    manager: EntityManager,
-    event: LogEvent,
-    subscriberId: string,
-  ): Promise<{ id: string; reason: string | null } | null> {
-    const rows: { id: string; reason: string | null }[] = await manager.query(
-      `SELECT id, data->'object'->>'suspension_reason' AS reason FROM events
-        WHERE tenant_id = $1 AND subject_id = $2 AND type = 'subscriber.status_changed'
-          AND data->>'to' = 'suspended' AND (tx_id, id) < ($3::bigint, $4)
-        ORDER BY tx_id DESC, id DESC LIMIT 1`,
-      [event.tenantId, subscriberId, event.txId, event.id],
-    );
-    return rows[0] ?? null;
   }
 
   /** For billing's collections queries: the rule is on for the subject's tenant. */

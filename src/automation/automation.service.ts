@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock';
 import { ApiError } from '../common/errors/api-error';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner } from '../database/transaction-runner';
@@ -14,9 +15,10 @@ import { isRuleId, RULES, type RuleId } from './rules';
 export class AutomationService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly automation: AutomationRepository,
+    private readonly clock: Clock,
   ) {}
 
   async list(tenantId: string): Promise<AutomationRuleDto[]> {
@@ -30,8 +32,14 @@ export class AutomationService {
       throw ApiError.notFound('automation rule', id);
     }
     const rule = RULES.find((each) => each.id === id)!;
-    return this.tx.run(auth, async (tx) => {
-      const was = await this.automation.setEnabled(tx.manager, auth.tenantId, id, dto.enabled, new Date());
+    return this.transactionRunner.run(auth, async (tx) => {
+      const was = await this.automation.setEnabled(
+        tx.manager,
+        auth.tenantId,
+        id,
+        dto.enabled,
+        this.clock.now(),
+      );
       const answer = AutomationRuleDto.from(rule, dto.enabled);
       if (was !== dto.enabled) {
         await this.events.append(tx, {

@@ -27,7 +27,7 @@ export class DunningSweeps {
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly automation: AutomationRepository,
     private readonly collections: CollectionsService,
@@ -40,7 +40,7 @@ export class DunningSweeps {
   async sweepOverdue(): Promise<void> {
     const today = this.clock.today();
     const scope = automationScope('overdue_invoices');
-    const next = await this.tx.run(scope, async (tx) => {
+    const next = await this.transactionRunner.run(scope, async (tx) => {
       const overdue = await this.collections.overdueInvoices(
         tx.manager,
         this.cursors.request('overdue', today, this.automation.pending('overdue_invoices')),
@@ -51,14 +51,14 @@ export class DunningSweeps {
           rule: 'overdue_invoices',
           subjectId: invoice.id,
           resultId: null,
-          createdAt: new Date(),
+          createdAt: this.clock.now(),
         });
         if (first) {
           await this.events.append(tx, {
             tenantId: invoice.tenantId,
             type: 'invoice.overdue',
             subjectId: invoice.id,
-            object: InvoiceDto.from(invoice),
+            object: InvoiceDto.from(invoice, today),
             details: { days_overdue: daysBetween(invoice.dueDate, today) },
           });
         }
@@ -75,7 +75,7 @@ export class DunningSweeps {
       this.cursors.request('suspend', today, this.automation.ruleOn('overdue_invoices')),
     );
     for (const subscriber of toSuspend.items) {
-      await this.tx
+      await this.transactionRunner
         .run(scope, (tx) => this.subscribers.changeStatusIn(tx, subscriber.tenantId, subscriber.id, suspend))
         .catch((error: Error) =>
           this.logger.warn({
@@ -96,7 +96,7 @@ export class DunningSweeps {
    */
   async sweepReminders(): Promise<void> {
     const today = this.clock.today();
-    const next = await this.tx.run(automationScope('invoice_reminders'), async (tx) => {
+    const next = await this.transactionRunner.run(automationScope('invoice_reminders'), async (tx) => {
       const due = await this.collections.dueReminders(
         tx.manager,
         this.cursors.request('reminders', today, this.automation.pending('invoice_reminders')),
@@ -107,14 +107,14 @@ export class DunningSweeps {
           rule: 'invoice_reminders',
           subjectId: `${invoice.id}:${offsetDays}`,
           resultId: null,
-          createdAt: new Date(),
+          createdAt: this.clock.now(),
         });
         if (first) {
           await this.events.append(tx, {
             tenantId: invoice.tenantId,
             type: 'invoice.reminder',
             subjectId: invoice.id,
-            object: InvoiceDto.from(invoice),
+            object: InvoiceDto.from(invoice, today),
             details: { offset_days: offsetDays, amount_due: amountDue },
           });
         }

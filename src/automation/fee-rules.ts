@@ -6,8 +6,9 @@ import { Clock } from '../common/clock';
 import { automationScope } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
+import { EventsRepository, type LogEvent } from '../events';
 import { type Subscriber, SubscriberStatus, SuspensionReason } from '../subscribers';
-import { AutomationRepository, type LogEvent } from './automation.repository';
+import { AutomationRepository } from './automation.repository';
 import { SweepCursors } from './sweep-cursors';
 
 /**
@@ -23,8 +24,9 @@ export class FeeRules {
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly automation: AutomationRepository,
+    private readonly eventLog: EventsRepository,
     private readonly fees: FeesService,
   ) {
     this.cursors = new SweepCursors(config.automation.sweepPageSize);
@@ -42,7 +44,7 @@ export class FeeRules {
       this.cursors.request('late_fees', today, this.automation.ruleOn('late_fee')),
     );
     for (const { tenantId, subscriberId, invoiceId } of due.items) {
-      await this.tx
+      await this.transactionRunner
         .run(automationScope('late_fee'), async (tx) => {
           // The rule may have been turned off since the read.
           if ((await this.automation.disabled(tx.manager, [tenantId])).has(`${tenantId}/late_fee`)) {
@@ -69,7 +71,7 @@ export class FeeRules {
     ) {
       return;
     }
-    const suspension = await this.automation.suspensionBefore(tx.manager, event, subscriberId);
+    const suspension = await this.eventLog.suspensionBefore(tx.manager, event, subscriberId);
     if (suspension?.reason !== SuspensionReason.NonPayment) {
       return;
     }

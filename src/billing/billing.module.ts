@@ -1,18 +1,23 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ProvisioningModule, ServiceLifecycle, ServicesService } from '../provisioning';
+import { TenancyModule } from '../gateway';
+import { ProvisioningModule, ServiceLifecycle, ServicePlansService, ServicesService } from '../provisioning';
 import { EventsModule } from '../events';
 import { SubscribersModule, SubscribersService } from '../subscribers';
 import { ChargesController } from './charges/charges.controller';
 import { ChargesRepository } from './charges/charges.repository';
 import { ChargesService } from './charges/charges.service';
 import { UpcomingInvoiceController, UpcomingInvoiceService } from './runs/upcoming-invoice';
+import { AmountsOwedRepository } from './collections/amounts-owed.repository';
 import { CollectionsRepository } from './collections/collections.repository';
 import { CollectionsService } from './collections/collections.service';
 import { FeesService } from './fees/fees.service';
 import { InvoicesController } from './invoices/invoices.controller';
 import { InvoicesRepository } from './invoices/invoices.repository';
 import { InvoicesService } from './invoices/invoices.service';
+import { InvoiceIssuer } from './invoices/invoice-issuer';
 import { BalanceController } from './ledger/balance.controller';
+import { NumberingRepository } from './numbering/numbering.repository';
+import { NumberingService } from './numbering/numbering.service';
 import { LedgerRepository } from './ledger/ledger.repository';
 import { LedgerService } from './ledger/ledger.service';
 import { BillingProfilesController } from './profiles/billing-profiles.controller';
@@ -24,14 +29,33 @@ import { TransactionsController } from './transactions/transactions.controller';
 import { TransactionsRepository } from './transactions/transactions.repository';
 import { TransactionsService } from './transactions/transactions.service';
 import { BillingRunWorker } from './runs/billing-run-worker';
-import { BillingRunner } from './runs/billing-runner';
+import { BatchBiller } from './runs/batch-biller';
+import { BillComputation } from './runs/bill-computation';
+import { ServiceSettlement } from './runs/service-settlement';
+import { TerminationCredit } from './runs/termination-credit';
 import { BillingRunsController } from './runs/billing-runs.controller';
 import { BillingRunsRepository } from './runs/billing-runs.repository';
+import { BillingPeriodsRepository } from './runs/billing-periods.repository';
+import { ServiceBillingRepository } from './runs/service-billing.repository';
 import { BillingRunsService } from './runs/billing-runs.service';
+import { TaxRatesController } from './taxes/tax-rates.controller';
+import { TaxRatesRepository } from './taxes/tax-rates.repository';
+import { TaxRatesService } from './taxes/tax-rates.service';
+import { InvoiceTaxes } from './taxes/invoice-taxes';
+import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
+import { CreditNotesService } from './credit-notes/credit-notes.service';
+import { CreditNotesController } from './credit-notes/credit-notes.controller';
+import { BillingDocuments } from './documents/billing-documents';
+import { StatementsService } from './statements/statements.service';
+import { StatementsController } from './statements/statements.controller';
+import { TaxReportController, TaxReportService } from './taxes/tax-report';
+import { TaxContextRepository } from './taxes/tax-context.repository';
+import { TaxReportRepository } from './taxes/tax-report.repository';
+import { StatementsRepository } from './statements/statements.repository';
 
 /** Billing profiles, invoices, transactions, allocations, the subscriber ledger and recurring bill runs. */
 @Module({
-  imports: [EventsModule, SubscribersModule, ProvisioningModule],
+  imports: [EventsModule, SubscribersModule, ProvisioningModule, TenancyModule],
   controllers: [
     BillingProfilesController,
     InvoicesController,
@@ -40,6 +64,10 @@ import { BillingRunsService } from './runs/billing-runs.service';
     BillingRunsController,
     ChargesController,
     UpcomingInvoiceController,
+    TaxRatesController,
+    CreditNotesController,
+    StatementsController,
+    TaxReportController,
   ],
   providers: [
     BillingProfilesRepository,
@@ -47,50 +75,80 @@ import { BillingRunsService } from './runs/billing-runs.service';
     TransactionsRepository,
     LedgerRepository,
     InvoicesService,
+    InvoiceIssuer,
     TransactionsService,
     AllocatePaymentUseCase,
     AutoApply,
     CollectionsRepository,
+    AmountsOwedRepository,
     CollectionsService,
     LedgerService,
     BillingProfilesService,
     BillingRunsRepository,
-    BillingRunner,
+    BillingPeriodsRepository,
+    ServiceBillingRepository,
+    BatchBiller,
+    BillComputation,
+    ServiceSettlement,
+    TerminationCredit,
     BillingRunWorker,
     BillingRunsService,
     ChargesRepository,
     ChargesService,
     UpcomingInvoiceService,
     FeesService,
+    TaxRatesRepository,
+    TaxRatesService,
+    InvoiceTaxes,
+    TaxContextRepository,
+    CreditNotesRepository,
+    CreditNotesService,
+    BillingDocuments,
+    StatementsService,
+    TaxReportService,
+    TaxReportRepository,
+    StatementsRepository,
+    NumberingRepository,
+    NumberingService,
   ],
   exports: [
+    BillingDocuments,
     InvoicesService,
     TransactionsService,
     LedgerService,
     BillingProfilesService,
-    BillingRunner,
+    TerminationCredit,
     CollectionsService,
     ChargesService,
     FeesService,
+    NumberingService,
   ],
 })
 export class BillingModule implements OnModuleInit {
   constructor(
     private readonly services: ServicesService,
     private readonly lifecycle: ServiceLifecycle,
-    private readonly runner: BillingRunner,
+    private readonly settlement: ServiceSettlement,
     private readonly profiles: BillingProfilesService,
     private readonly subscribers: SubscribersService,
     private readonly ledger: LedgerService,
+    private readonly plans: ServicePlansService,
+    private readonly taxRates: TaxRatesService,
   ) {}
 
   /** A service is billed through its subscriber's profile (or the default): its plan must be in that currency. */
   onModuleInit(): void {
     // A service that ends is settled at once: its prepaid days credited, its unbilled days charged (pending charges).
-    this.lifecycle.onEnded((tx, tenantId, serviceIds) => this.runner.settleEnded(tx, tenantId, serviceIds));
+    this.lifecycle.onEnded((tx, tenantId, serviceIds) =>
+      this.settlement.settleEnded(tx, tenantId, serviceIds),
+    );
     this.services.useBillingCurrency(
       async (manager, tenantId, profileId) =>
         (await this.profiles.profileFor(manager, tenantId, profileId))?.currency ?? null,
+    );
+    // A plan's tax_rate_ids name billing's tax rates: checked as a profile's and a charge's are.
+    this.plans.useTaxRates((manager, tenantId, ids) =>
+      this.taxRates.assertApplicable(manager, tenantId, ids),
     );
     // Archiving a subscriber who still owes money is refused (409 balance_outstanding): what it owes is the ledger's.
     this.subscribers.useOutstandingBalance((manager, tenantId, subscriberId) =>

@@ -1,12 +1,6 @@
 // The billing domain's public surface: other modules import billing only from here (docs/architecture.md).
 // Entities first: a domain whose entity references one of these may be loaded while this file is still loading.
-export {
-  Invoice,
-  InvoiceCounter,
-  InvoiceStatus,
-  INVOICE_STATUSES,
-  PAYABLE_STATUSES,
-} from './invoices/invoice.entity';
+export { Invoice, InvoiceStatus, INVOICE_STATUSES, PAYABLE_STATUSES } from './invoices/invoice.entity';
 export {
   Allocation,
   Transaction,
@@ -19,16 +13,18 @@ export {
 export { LedgerEntry, LedgerEntryType, SubscriberBalance } from './ledger/ledger-entry.entity';
 export { BillingProfile } from './profiles/billing-profile.entity';
 export { InvoicesService } from './invoices/invoices.service';
+export { BillingDocuments } from './documents/billing-documents';
 export { InvoiceDto } from './invoices/dto/invoice-response.dto';
 export { TransactionsService } from './transactions/transactions.service';
 export { LedgerService } from './ledger/ledger.service';
 export type { LedgerPosting } from './ledger/ledger.service';
 export type { CurrencyBalance } from './ledger/ledger.repository';
 export { BillingProfilesService } from './profiles/billing-profiles.service';
-export { BillingRunner, type TerminationCreditPolicy } from './runs/billing-runner';
+export { TerminationCredit, type TerminationCreditPolicy } from './runs/termination-credit';
 export { BillingPeriod, BillingRun } from './runs/billing-run.entity';
 export { CollectionsService } from './collections/collections.service';
 export type { SweepRequest, Swept } from './collections/collections.service';
 export type { DueReminder, LateFeeDue, SubjectFilter, SweepKey } from './collections/collections.repository';
 export { FeesService } from './fees/fees.service';
+export { NumberingService, type DocumentNumber } from './numbering/numbering.service';
 export { BillingModule } from './billing.module';

@@ -1,4 +1,8 @@
-import { CliError, parseCommand } from './cli-args';
+import { CliError, parseCommand as parseAt } from './cli-args';
+
+/** The command line read on a fixed day, so --expires-at in the past and in the future stay so. */
+const NOW = new Date('2026-06-01T00:00:00.000Z');
+const parseCommand = (argv: string[]) => parseAt(argv, NOW);
 
 function usageError(argv: string[]): CliError {
   try {

@@ -150,7 +150,7 @@ function tenantCreate(parsed: Parsed): CliCommand {
   return { kind: 'tenant.create', slug: valid.slug, name: valid.name };
 }
 
-function tokenCreate(parsed: Parsed): CliCommand {
+function tokenCreate(parsed: Parsed, now: Date): CliCommand {
   const options = expect(
     parsed,
     'token create',
@@ -166,7 +166,7 @@ function tokenCreate(parsed: Parsed): CliCommand {
     { tenant: '--tenant', name: '--name', scopes: '--scopes', expires_at: '--expires-at' },
   );
   const expiresAt = options['expires-at'] ? new Date(options['expires-at']) : null;
-  if (expiresAt && expiresAt.getTime() <= Date.now()) {
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) {
     throw new CliError('Invalid --expires-at: it must be in the future.');
   }
   return { kind: 'token.create', tenant, name, scopes, expiresAt };
@@ -181,8 +181,11 @@ function tokenRevoke(parsed: Parsed): CliCommand {
   return { kind: 'token.revoke', tenant: options.tenant!.trim(), tokenId };
 }
 
-/** Turns the command line into a command, or throws a CliError saying what is wrong with it. */
-export function parseCommand(argv: string[]): CliCommand {
+/**
+ * Turns the command line into a command, or throws a CliError saying what is wrong with it; `now` (the CLI's Clock)
+ * is what --expires-at must come after.
+ */
+export function parseCommand(argv: string[], now: Date): CliCommand {
   const parsed = tokenize(argv);
   const [noun, verb] = parsed.positionals;
   if (parsed.help || noun === 'help') {
@@ -199,7 +202,7 @@ export function parseCommand(argv: string[]): CliCommand {
       expect(parsed, command, [], []);
       return { kind: 'tenant.list' };
     case 'token create':
-      return tokenCreate(parsed);
+      return tokenCreate(parsed, now);
     case 'token list':
       return {
         kind: 'token.list',

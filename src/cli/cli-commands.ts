@@ -1,3 +1,4 @@
+import type { Clock } from '../common/clock';
 import type { Page } from '../common/envelope/envelope';
 import { PageQueryDto } from '../common/pagination';
 import type { WriteScope } from '../common/request-context';
@@ -28,7 +29,7 @@ async function all<T>(list: (query: PageQueryDto) => Promise<Page<T>>): Promise<
   return rows;
 }
 
-function tokenStatus(token: ApiToken, now = Date.now()): string {
+function tokenStatus(token: ApiToken, now: number): string {
   if (token.revokedAt) {
     return 'revoked';
   }
@@ -46,6 +47,7 @@ export class CliCommands {
     private readonly print: Print,
     /** The scope of the command's writes: its events name the CLI as the actor. */
     private readonly scope: WriteScope,
+    private readonly clock: Clock,
   ) {}
 
   async run(command: Exclude<CliCommand, { kind: 'help' }>): Promise<void> {
@@ -98,12 +100,13 @@ export class CliCommands {
     if (tokens.length === 0) {
       return this.print(`Tenant ${tenant.slug} has no tokens.`);
     }
+    const now = this.clock.now().getTime();
     const rows = tokens.map((t) => [
       t.id,
       t.name,
       `${t.prefix}...${t.last4}`,
       t.scopes.join(','),
-      tokenStatus(t),
+      tokenStatus(t, now),
       t.expiresAt?.toISOString() ?? 'never',
       t.lastUsedAt?.toISOString() ?? 'never',
     ]);

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import type { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
@@ -12,11 +13,11 @@ import { WebhooksOutboxModule } from '../webhooks';
 @Module({})
 export class CliModule {
   /** `databaseUrl` is the resolved one: DATABASE_URL, or the embedded server's. */
-  static forRoot(config: AppConfig, databaseUrl: string, poolMax: number): DynamicModule {
+  static forRoot(config: AppConfig, databaseUrl: string, poolMax: number, clock?: Clock): DynamicModule {
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot(config),
+        ConfigModule.forRoot(config, clock),
         DatabaseModule.forRoot(databaseUrl, poolMax, config.databaseTimeouts),
         TenancyModule,
         // Events written here still queue their webhook deliveries, for a server's worker to send.

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
+import { Clock } from '../common/clock';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';
 import { PinoNestLogger } from '../common/logging/logger';
@@ -56,7 +57,9 @@ export async function runCli(argv: string[]): Promise<number> {
   let context: INestApplicationContext | null = null;
   let embedded: EmbeddedPostgres | null = null;
   try {
-    const command = parseCommand(argv);
+    // One clock for the whole command: its arguments' checks, its request id and the services' writes.
+    const clock = new Clock();
+    const command = parseCommand(argv, clock.now());
     if (command.kind === 'help') {
       print(USAGE);
       return EXIT_OK;
@@ -66,16 +69,19 @@ export async function runCli(argv: string[]): Promise<number> {
     const database = await openDatabase(config);
     embedded = database.embedded;
     context = await NestFactory.createApplicationContext(
-      CliModule.forRoot(config, database.url, database.embedded ? 1 : config.databasePoolMax),
+      CliModule.forRoot(config, database.url, database.embedded ? 1 : config.databasePoolMax, clock),
       {
         logger: stderrLogger(config),
         abortOnError: false,
       },
     );
-    const commands = new CliCommands(context.get(TenantsService), context.get(TokensService), print, {
-      requestId: newId('req'),
-      actor: { type: 'cli', id: null },
-    });
+    const commands = new CliCommands(
+      context.get(TenantsService),
+      context.get(TokensService),
+      print,
+      { requestId: newId('req', clock.now()), actor: { type: 'cli', id: null } },
+      clock,
+    );
     await commands.run(command);
     return EXIT_OK;
   } catch (error) {

@@ -6,8 +6,10 @@ export function utcDay(at: Date): string {
 }
 
 /**
- * The time the business rules read: a bill run's default day, the scheduler's hour, the overdue sweep's today and
- * the provisioning worker's completion times. One injectable source, so tests move time instead of sleeping.
+ * Every read of the time in src/ (docs/architecture.md, "One clock"): the dates records are written with, a bill
+ * run's default day, the scheduler's hour, the overdue sweep's today. One injectable source (ConfigModule provides
+ * it, createApp's `clock` option chooses it), so tests move time instead of sleeping; the only place allowed to ask
+ * the system for the date (eslint.config.mjs).
  */
 @Injectable()
 export class Clock {
@@ -18,27 +20,5 @@ export class Clock {
   /** Today in UTC, YYYY-MM-DD. */
   today(): string {
     return utcDay(this.now());
-  }
-}
-
-/** A clock the tests set and advance; it stands still in between. */
-export class TestClock extends Clock {
-  private at: number;
-
-  constructor(start: string | Date = new Date()) {
-    super();
-    this.at = new Date(start).getTime();
-  }
-
-  override now(): Date {
-    return new Date(this.at);
-  }
-
-  set(at: string | Date): void {
-    this.at = new Date(at).getTime();
-  }
-
-  advance(ms: number): void {
-    this.at += ms;
   }
 }

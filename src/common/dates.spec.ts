@@ -3,6 +3,7 @@ import {
   addMonths,
   daysBetween,
   daysFrom,
+  endOfDay,
   MAX_DAY,
   MAX_TIME,
   MAX_WALK_DAYS,
@@ -116,5 +117,54 @@ describe('dates', () => {
       expect(new Date(MIN_TIME).toISOString()).toBe('1900-01-01T00:00:00.000Z');
       expect(new Date(MAX_TIME).toISOString()).toBe('9999-12-31T23:59:59.999Z');
     });
+  });
+});
+
+/** The integer calendar arithmetic against Date's own (the slow way it replaced), on random days of years 0–9999. */
+describe('dates: integer arithmetic agrees with Date', () => {
+  const viaDate = {
+    addDays: (day: string, days: number) =>
+      new Date(Date.parse(`${day}T00:00:00.000Z`) + days * 86_400_000).toISOString().slice(0, 10),
+    daysBetween: (from: string, to: string) =>
+      Math.round((Date.parse(`${to}T00:00:00.000Z`) - Date.parse(`${from}T00:00:00.000Z`)) / 86_400_000),
+  };
+  let seed = 20261126;
+  const random = (below: number) => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed % below;
+  };
+  const pad = (value: number, width: number) => String(value).padStart(width, '0');
+  const randomDay = () => {
+    const year = random(2) === 0 ? 1 + random(9_997) : 1_900 + random(200);
+    const month = 1 + random(12);
+    const last = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 ? 1 : 0);
+    return `${pad(year, 4)}-${pad(month, 2)}-${pad(1 + random(last), 2)}`;
+  };
+
+  it('should answer what Date answers for addDays and daysBetween', () => {
+    for (let i = 0; i < 20_000; i += 1) {
+      const day = randomDay();
+      const other = randomDay();
+      const step = random(801) - 400;
+      expect(addDays(day, step)).toBe(viaDate.addDays(day, step));
+      expect(daysBetween(day, other)).toBe(viaDate.daysBetween(day, other));
+    }
+  });
+
+  it('should keep the month arithmetic consistent with day arithmetic (a month later is that month, clamped)', () => {
+    for (let i = 0; i < 20_000; i += 1) {
+      const day = randomDay();
+      const later = addMonths(day, random(25) - 12);
+      const date = Number(day.slice(8));
+      const lastOfMonth = addDays(addMonths(`${later.slice(0, 8)}01`, 1), -1);
+      expect(Number(later.slice(8))).toBe(Math.min(date, Number(lastOfMonth.slice(8))));
+    }
+  });
+});
+
+describe('endOfDay', () => {
+  it('should end a day at the next one, 9999-12-31 included (its next day has no YYYY-MM-DD)', () => {
+    expect(endOfDay('2026-02-28').toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    expect(endOfDay(MAX_DAY).getTime()).toBe(MAX_TIME + 1);
   });
 });

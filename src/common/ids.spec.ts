@@ -2,8 +2,8 @@ import { isId, newId, ulid } from './ids';
 
 describe('ids', () => {
   it('should make prefixed ids of 26 Crockford characters', () => {
-    expect(isId('sub', newId('sub'))).toBe(true);
-    expect(isId('sub', newId('txn'))).toBe(false);
+    expect(isId('sub', newId('sub', new Date()))).toBe(true);
+    expect(isId('sub', newId('txn', new Date()))).toBe(false);
   });
 
   it('should increase within one millisecond', () => {

@@ -26,6 +26,10 @@ export const ID_PREFIXES = [
   'nas',
   'chg',
   'bri',
+  'txr',
+  'cn',
+  'ntf',
+  'nat',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
@@ -71,7 +75,7 @@ function increment(digits: number[]): number[] {
  * A monotonic ULID: 48 bits of milliseconds then 80 random bits, Crockford base32. Ids made in the same millisecond
  * by this process increase, so they sort in creation order.
  */
-export function ulid(now = Date.now()): string {
+export function ulid(now: number): string {
   if (now <= lastTime) {
     lastRandom = increment(lastRandom);
   } else {
@@ -87,8 +91,8 @@ export function ulid(now = Date.now()): string {
   return time + lastRandom.map((digit) => CROCKFORD[digit]).join('');
 }
 
-/** A new id; `at` (default now) is the instant its first 10 characters encode. */
-export function newId(prefix: IdPrefix, at: Date = new Date()): string {
+/** A new id; `at` (the caller's Clock reading, as the record's created_at) is the instant its first 10 characters encode. */
+export function newId(prefix: IdPrefix, at: Date): string {
   return `${prefix}_${ulid(at.getTime())}`;
 }
 

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from 'typeorm';
+import type { SqlParams } from '../database/sql-params';
 
 export interface Actor {
   /** automation: a rule acting on its own (id: the rule), docs/automation.md. */
@@ -53,12 +54,11 @@ export interface IdempotencyClaim {
 }
 
 /**
- * The claim as part of the effect's own statement: `ctes` (parameters from `$<firstParam>`) follow WITH, `check` goes
- * in the statement's final WHERE and aborts the whole statement when the key is held.
+ * The claim as part of the effect's own statement: `ctes` (their parameters added to the statement's `params`)
+ * follow WITH, `check` goes in the statement's final WHERE and aborts the whole statement when the key is held.
  */
 export interface ClaimInStatement {
-  ctes(firstParam: number): { sql: string; check: string };
-  params: unknown[];
+  ctes(params: SqlParams): { sql: string; check: string };
 }
 
 export interface RequestContext {

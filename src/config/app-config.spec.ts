@@ -157,4 +157,59 @@ describe('loadConfig', () => {
       'got "https://bad.example/path"',
     );
   });
+
+  describe('SMTP_URL and MAIL_FROM', () => {
+    const FROM = 'Example ISP <billing@isp.example>';
+
+    it('should have no mail server when neither is set', () => {
+      expect(loadConfig({}).mail).toBeNull();
+      expect(loadConfig({ SMTP_URL: ' ', MAIL_FROM: '' }).mail).toBeNull();
+    });
+
+    it('should read the server, its login and the sender', () => {
+      expect(
+        loadConfig({ SMTP_URL: 'smtp://apikey:s3cret@smtp.example.net:587', MAIL_FROM: FROM }).mail,
+      ).toEqual({
+        host: 'smtp.example.net',
+        port: 587,
+        tls: 'starttls',
+        user: 'apikey',
+        password: 's3cret',
+        from: FROM,
+      });
+      expect(loadConfig({ SMTP_URL: 'smtps://mail.isp.example', MAIL_FROM: 'ops@isp.example' }).mail).toEqual(
+        {
+          host: 'mail.isp.example',
+          port: 465,
+          tls: 'tls',
+          from: 'ops@isp.example',
+        },
+      );
+    });
+
+    it.each([
+      ['SMTP_URL', { SMTP_URL: 'https://apikey:s3cret@smtp.example.net', MAIL_FROM: FROM }],
+      ['SMTP_URL', { SMTP_URL: 'smtp://apikey:s3cret@smtp.example.net:99999', MAIL_FROM: FROM }],
+      ['SMTP_URL', { SMTP_URL: 'smtp://apikey:s3cret@smtp.example.net?tls=maybe', MAIL_FROM: FROM }],
+      ['SMTP_URL', { SMTP_URL: 'smtp://apikey:s3cret@smtp.example.net/path', MAIL_FROM: FROM }],
+      ['SMTP_URL', { MAIL_FROM: FROM }],
+      ['MAIL_FROM', { SMTP_URL: 'smtp://apikey:s3cret@smtp.example.net' }],
+      ['MAIL_FROM', { SMTP_URL: 'smtp://apikey:s3cret@smtp.example.net', MAIL_FROM: 'billing at isp' }],
+      [
+        'MAIL_FROM',
+        { SMTP_URL: 'smtp://apikey:s3cret@smtp.example.net', MAIL_FROM: 'a@isp.example\nBcc: x@y.z' },
+      ],
+    ])('should stop the boot naming %s, never repeating the password (%j)', (name, env) => {
+      let error: unknown;
+      try {
+        loadConfig(env);
+      } catch (thrown) {
+        error = thrown;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variable).toBe(name);
+      expect((error as ConfigError).message).toMatch(new RegExp(`^Invalid configuration: ${name} `));
+      expect((error as ConfigError).message).not.toContain('s3cret');
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { parseSmtpEnv, type SmtpSettings } from './smtp-settings';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -35,6 +36,14 @@ export interface AppConfig {
   provisioning: ProvisioningConfig;
   billing: BillingConfig;
   automation: AutomationConfig;
+  /**
+   * The instance's default mail server and sender (SMTP_URL, MAIL_FROM), for tenants without settings of their own;
+   * null when neither is set. Its password never goes into a log line: describeSmtp leaves it out.
+   */
+  mail: SmtpSettings | null;
+  notifications: NotificationConfig;
+  /** A tenant's own mail server may be a private, loopback or link-local address (MAIL_ALLOW_PRIVATE). */
+  mailAllowPrivate: boolean;
 }
 
 export interface BillingConfig {
@@ -101,6 +110,19 @@ export interface WebhookConfig {
   disableAfterS: number;
   allowPrivate: boolean;
   allowInsecure: boolean;
+}
+
+/** The notifications worker (issue 31): like the webhooks', plus a per-tenant send rate. */
+export interface NotificationConfig {
+  workerEnabled: boolean;
+  pollMs: number;
+  concurrency: number;
+  /** Waits between attempts after a temporary SMTP failure (4xx, a timeout); once spent, the notification fails. */
+  retryDelaysS: number[];
+  /** Messages a tenant may send per minute (across its notifications; the rest wait their turn). */
+  ratePerMinute: number;
+  /** How long a claimed notification is its worker's before another instance takes it over (outlives a send). */
+  leaseMs: number;
 }
 
 const DEFAULT_RETRY_DELAYS_S = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
@@ -278,6 +300,15 @@ function networkDriver(env: Env): NetworkDriverName {
   return value;
 }
 
+/** SMTP_URL and MAIL_FROM, both or neither; the problem never repeats SMTP_URL, which may hold a password. */
+function mail(env: Env): SmtpSettings | null {
+  const result = parseSmtpEnv(env);
+  if ('variable' in result) {
+    throw new ConfigError(result.variable, result.problem);
+  }
+  return result.settings;
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const bootstrapToken = env.API_BOOTSTRAP_TOKEN?.trim() || null;
   if (bootstrapToken !== null && bootstrapToken.length < 32) {
@@ -345,6 +376,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
       pollMs: integer(env, 'AUTOMATION_POLL_MS', 5000, 10, 3_600_000),
       sweepPageSize: integer(env, 'AUTOMATION_SWEEP_PAGE_SIZE', 1000, 1, 100_000),
     },
+    notifications: {
+      workerEnabled: boolean(env, 'NOTIFICATION_WORKER_ENABLED', true),
+      pollMs: integer(env, 'NOTIFICATION_POLL_MS', 1000, 10, 60_000),
+      concurrency: integer(env, 'NOTIFICATION_CONCURRENCY', 5, 1, 100),
+      retryDelaysS: delays(env, 'NOTIFICATION_RETRY_DELAYS_S', [60, 300, 1800, 7200, 21600, 86400]),
+      ratePerMinute: integer(env, 'NOTIFICATION_RATE_PER_MINUTE', 120, 1, 100_000),
+      leaseMs: integer(env, 'NOTIFICATION_LEASE_MS', 150_000, 1_000, 3_600_000),
+    },
+    mail: mail(env),
+    mailAllowPrivate: boolean(env, 'MAIL_ALLOW_PRIVATE', false),
   };
 }
 

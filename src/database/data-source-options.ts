@@ -5,7 +5,7 @@ import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
 /**
- * `poolMax` 1 for the embedded database: pglite-socket interleaves statements of concurrent connections.
+ * `poolMax` 1 for the embedded database: PGlite is one session, which serves one connection at a time anyway.
  * `timeouts` (the app's; the TypeORM CLI runs migrations without any): statement_timeout and
  * idle_in_transaction_session_timeout are sent as connection parameters, and the pool's wait for a free connection is
  * bounded by `acquireMs` (pg-pool's connectionTimeoutMillis bounds both that wait and opening a connection).

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock, releaseLock } from './data-dir-lock';
+import { EmbeddedExchangeQueue } from './embedded-exchange-queue';
 import { DURABLE_START_PARAMS, enableFsync, fsyncPath, fsyncTree } from './embedded-durability';
 
 export { DataDirInUseError } from './data-dir-lock';
@@ -150,8 +151,9 @@ async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durab
 /**
  * Starts PGlite (Postgres compiled to WASM) on `dataDir`, or in memory when dataDir is null, and serves it on a Unix
  * socket only this user can open, so TypeORM reaches it through `pg` like any server and no other local process
- * does (PGlite checks no password). The socket server queues queries from its connections and runs one transaction
- * at a time, which gives serialisable behaviour for the concurrency tests.
+ * does (PGlite checks no password). PGlite is one session: EmbeddedExchangeQueue gives it to one connection at a time,
+ * from its first message until the session is idle again, which gives serialisable behaviour for the concurrency
+ * tests.
  */
 export async function startEmbeddedPostgres(dataDir: string | null): Promise<EmbeddedPostgres> {
   let lockPath: string | null = null;
@@ -171,6 +173,7 @@ export async function startEmbeddedPostgres(dataDir: string | null): Promise<Emb
     const { db, durability } = await openDatabase(dataDir);
     const socketPath = join(socket.dir, SOCKET_FILE);
     const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 100 });
+    EmbeddedExchangeQueue.install(server, db);
     try {
       await server.start();
       chmodSync(socketPath, 0o600);

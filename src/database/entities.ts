@@ -1,4 +1,4 @@
-import { Invoice, InvoiceCounter } from '../billing/invoices/invoice.entity';
+import { Invoice } from '../billing/invoices/invoice.entity';
 import { LedgerEntry, SubscriberBalance } from '../billing/ledger/ledger-entry.entity';
 import { Allocation, Transaction } from '../billing/transactions/transaction.entity';
 import { BillingProfile } from '../billing/profiles/billing-profile.entity';
@@ -9,12 +9,22 @@ import {
   ServiceBilling,
 } from '../billing/runs/billing-run.entity';
 import { Charge } from '../billing/charges/charge.entity';
+import { CreditNote } from '../billing/credit-notes/credit-note.entity';
+import { DocumentCounter } from '../billing/numbering/document-counter.entity';
+import { TaxRate } from '../billing/taxes/tax-rate.entity';
 import { AutomationEffect, AutomationRuleSetting, EventConsumer } from '../automation/automation.entity';
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
 import { ApiToken } from '../gateway/tokens/api-token.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
+import { TenantSettings } from '../gateway/tenants/tenant-settings.entity';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../webhooks/webhook.entity';
+import {
+  Notification,
+  NotificationAttempt,
+  NotificationPreference,
+  NotificationTemplateRecord,
+} from '../notifications/notification.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
 import { NasDevice, ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
 import {
@@ -28,13 +38,14 @@ import {
 /** Every entity of the service, in one list for the DataSource and the migration drift check. */
 export const ENTITIES = [
   Tenant,
+  TenantSettings,
   ApiToken,
   EventRecord,
   IdempotencyKey,
   BillingProfile,
   Subscriber,
   Invoice,
-  InvoiceCounter,
+  DocumentCounter,
   Transaction,
   Allocation,
   LedgerEntry,
@@ -42,11 +53,17 @@ export const ENTITIES = [
   Webhook,
   WebhookDelivery,
   WebhookAttempt,
+  Notification,
+  NotificationAttempt,
+  NotificationTemplateRecord,
+  NotificationPreference,
   BillingRun,
   BillingPeriod,
   ServiceBilling,
   BillingRunItem,
   Charge,
+  CreditNote,
+  TaxRate,
   AutomationRuleSetting,
   EventConsumer,
   AutomationEffect,

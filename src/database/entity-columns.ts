@@ -5,7 +5,7 @@ import { SnakeNamingStrategy } from './snake-naming.strategy';
 export interface EntityColumn<T> {
   property: keyof T & string;
   column: string;
-  /** The column's SQL type as declared (`text` when the decorator leaves it to reflection). */
+  /** The column's SQL type as declared (`text` when the decorator leaves it to reflection; `text[]` for an array). */
   type: string;
 }
 
@@ -25,7 +25,9 @@ export function entityColumns<T>(entity: new () => T): readonly EntityColumn<T>[
       .map((args) => ({
         property: args.propertyName as keyof T & string,
         column: naming.columnName(args.propertyName, args.options.name, []),
-        type: typeof args.options.type === 'string' ? args.options.type : 'text',
+        type:
+          (typeof args.options.type === 'string' ? args.options.type : 'text') +
+          (args.options.array ? '[]' : ''),
       }))
   );
 }

@@ -1,6 +1,10 @@
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+
+/** The one member of TypeORM's PostgresDriver used here (its pool), declared locally: the driver is not exported. */
+interface PostgresPoolDriver {
+  master: Pool;
+}
 
 type Query = (...args: unknown[]) => unknown;
 
@@ -13,7 +17,7 @@ type Query = (...args: unknown[]) => unknown;
  * Covers both ways statements reach a client: TypeORM's promises and pool.query's callbacks (preparedQuery).
  */
 export function guardHungConnections(dataSource: DataSource, limitMs: number): void {
-  const pool = (dataSource.driver as PostgresDriver).master as Pool;
+  const pool = (dataSource.driver as unknown as PostgresPoolDriver).master;
   const guarded = new WeakSet<PoolClient>();
   pool.on('acquire', (client: PoolClient) => {
     if (guarded.has(client)) {

@@ -1,7 +1,10 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import type { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+
+/** The one member of TypeORM's PostgresDriver used here (its pool), declared locally: the driver is not exported. */
+interface PostgresPoolDriver {
+  master: Pool;
+}
 
 /**
  * Data sources on PGlite: there every connection of the socket is the same single session, so a name prepared by
@@ -44,8 +47,8 @@ export async function preparedQuery<R extends QueryResultRow>(
   values: unknown[],
 ): Promise<R[]> {
   const connection: Pool | PoolClient = manager.queryRunner
-    ? await (manager.queryRunner as PostgresQueryRunner).connect()
-    : (manager.connection.driver as PostgresDriver).master;
+    ? ((await manager.queryRunner.connect()) as PoolClient)
+    : (manager.connection.driver as unknown as PostgresPoolDriver).master;
   try {
     const name = sharedSessions.has(manager.connection) ? undefined : (statement.name ?? undefined);
     const result = await connection.query<R>({ name, text: statement.text, values });

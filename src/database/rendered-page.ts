@@ -2,6 +2,7 @@ import { EntityManager } from 'typeorm';
 import { RenderedPage } from '../common/envelope/envelope';
 import { decodeCursor, encodeCursor, type PageQueryDto } from '../common/pagination';
 import { preparedQuery, type PreparedStatement } from './prepared-query';
+import { SqlParams } from './sql-params';
 
 /**
  * `expression` (a timestamptz) as JSON text renders a Date: `toISOString()`'s form, in UTC with milliseconds.
@@ -11,7 +12,7 @@ export function isoTimestampSql(expression: string): string {
   return `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
-/** A condition of a rendered list: SQL whose each `?` stands for the next of `values`. */
+/** A condition of a rendered list: SQL whose each `?` stands for the next of `values` (numbered by SqlParams). */
 export interface Condition {
   sql: string;
   values: unknown[];
@@ -75,28 +76,28 @@ export async function renderedPage(
     const cursor = decodeCursor(query.starting_after);
     all.push({ sql: `(${a}.created_at, ${a}.id) < (?, ?)`, values: [cursor.createdAt, cursor.id] });
   }
-  const values: unknown[] = [query.limit];
+  const params = new SqlParams();
+  const limit = params.add(query.limit, 'int');
   const where = all
     .map((condition) => {
-      values.push(...condition.values);
-      let next = values.length - condition.values.length;
-      return condition.sql.replace(/\?/g, () => `$${++next}`);
+      const values = condition.values[Symbol.iterator]();
+      return condition.sql.replace(/\?/g, () => params.add(values.next().value));
     })
     .join(' AND ');
   const order = `${a}.created_at DESC, ${a}.id DESC`;
   const text =
-    `SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= $1::int), '[]')::text AS items, ` +
-    `count(*) > $1::int AS has_more, ` +
-    `max(p.cursor_at) FILTER (WHERE p.n = $1::int) AS cursor_at, max(p.cursor_id) FILTER (WHERE p.n = $1::int) AS cursor_id ` +
+    `SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= ${limit}), '[]')::text AS items, ` +
+    `count(*) > ${limit} AS has_more, ` +
+    `max(p.cursor_at) FILTER (WHERE p.n = ${limit}) AS cursor_at, max(p.cursor_id) FILTER (WHERE p.n = ${limit}) AS cursor_id ` +
     `FROM (SELECT ${list.item} AS item, row_number() OVER (ORDER BY ${order}) AS n, ` +
     `${isoTimestampSql(`${a}.created_at`)} AS cursor_at, ${a}.id AS cursor_id ` +
-    `FROM ${list.table} ${a} WHERE ${where} ORDER BY ${order} LIMIT $1::int + 1) p`;
+    `FROM ${list.table} ${a} WHERE ${where} ORDER BY ${order} LIMIT ${limit} + 1) p`;
   const [row] = await preparedQuery<{
     items: string;
     has_more: boolean;
     cursor_at: string | null;
     cursor_id: string | null;
-  }>(manager, statementFor(list, text, prepared), values);
+  }>(manager, statementFor(list, text, prepared), params.values);
   return new RenderedPage(row.items, {
     limit: query.limit,
     has_more: row.has_more,

@@ -9,15 +9,21 @@ export const EVENT_TYPES = {
   'tenant.created': 'A tenant was created.',
   'token.created': 'An API token was issued (the secret is never in the event).',
   'token.revoked': 'An API token was revoked.',
+  'tenant_settings.updated':
+    "The tenant's issuer details or numbering series (GET /tenant/settings) were changed; data.changed_fields names the fields.",
   'subscriber.created': 'A subscriber was created.',
   'subscriber.updated': 'A subscriber was changed; data.changed_fields names the fields.',
   'subscriber.status_changed': 'A subscriber moved between states; data holds from, to and reason.',
   'billing_profile.created': 'A billing profile was created.',
   'billing_profile.updated': 'A billing profile was changed.',
+  'tax_rate.created': 'A tax rate was created.',
+  'tax_rate.updated': 'A tax rate was changed or archived; data.changed_fields names the fields.',
   'invoice.created': 'An invoice was created (as draft or open).',
   'invoice.finalized': 'An invoice was issued: it left draft, or was created open.',
   'invoice.paid': 'An invoice was paid in full (amount_due reached 0).',
   'invoice.voided': 'An invoice was voided.',
+  'credit_note.created':
+    'A credit note was issued against an invoice; data.object.credit_transaction_id is the credit that carries its value.',
   'invoice.written_off':
     'What an invoice still asked was written off as uncollectable (data.object.amount_written_off); it is owed no more.',
   'invoice.overdue':
@@ -64,6 +70,15 @@ export const EVENT_TYPES = {
   'webhook.deleted': 'A webhook subscription was deleted.',
   'webhook.secret_rotated': 'A webhook signing secret was rotated (the secret is never in the event).',
   'webhook.test': 'A test ping, sent by POST /webhooks/{id}/test to that endpoint alone.',
+  'notification.sent': "A notification's message was taken by the mail server (data.object.message_id).",
+  'notification.failed':
+    'A notification will not be sent: the mail server refused it for good (5xx), or every retry failed; data.object.reason says why.',
+  'notification_template.updated':
+    "A tenant's template of a kind was saved (PUT /notification-templates/{kind}).",
+  'notification_template.deleted':
+    "A tenant's template of a kind was removed: the shipped default applies again.",
+  'notification_preferences.updated':
+    "A subscriber's notification preferences were changed; data.changed_fields names the kinds.",
 } as const satisfies Record<string, string>;
 
 export type EventType = keyof typeof EVENT_TYPES;

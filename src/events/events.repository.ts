@@ -4,6 +4,7 @@ import type { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { type Condition, isoTimestampSql, type RenderedList, renderedPage } from '../database/rendered-page';
 import { preparedQuery, type PreparedStatement } from '../database/prepared-query';
+import { SqlParams } from '../database/sql-params';
 import { entityColumns } from '../database/entity-columns';
 import type { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
@@ -13,29 +14,47 @@ import { patternsFor } from './new-event';
 export type EventPlaceholders = Record<keyof EventRecord, string>;
 
 /**
- * What another module writes beside every event, in the event's own statement (the transactional outbox): webhooks
- * queues one delivery per subscription. Supplied through EventsService.useFanOut, so events never names its tables.
+ * What another module writes beside an event, in the event's own statement (the transactional outbox): webhooks
+ * queues one delivery per subscription, notifications one notification per event that tells a subscriber something.
+ * Supplied through EventsService.useFanOut, so events never names their tables.
  */
 export interface OutboxFanOut {
   /**
-   * Its CTE(s), `name AS (…)`, to follow the event's; its own parameters numbered from `$<firstParam>`. `select`
-   * selects the number of rows it queued, as `deliveries`.
+   * Told apart in a prepared statement's name when it applies ('' for one that applies to every event): a name keeps
+   * one text, so an event it does not apply to is written by a statement without its CTEs, under another name.
    */
-  ctes(event: EventPlaceholders, firstParam: number): { sql: string; select: string };
-  /** Its own parameters for this event, in the order of its CTEs' `$<firstParam>`…. */
-  params(record: EventRecord): unknown[];
+  readonly tag: string;
+  /** Whether it queues anything for this event; its CTEs are left out when not. */
+  appliesTo(record: EventRecord): boolean;
+  /**
+   * Its CTE(s), `name AS (…)`, to follow the event's `record`, whose parameters' placeholders are `event`; its own
+   * parameters added to `params`. `count` is an expression of the number of rows it queued.
+   */
+  ctes(event: EventPlaceholders, record: EventRecord, params: SqlParams): { sql: string; count: string };
   /**
    * The same for many events at once (EventsRepository.appendMany): its CTE(s) read the events from the relation
-   * `source`, whose columns are the events' own (snake_case) plus `patterns` (patternsFor of the type).
+   * `source`, whose columns are the events' own (snake_case), `patterns` (patternsFor of the type) and the
+   * `rowColumns` of every fan-out.
    */
-  rowsCtes(source: string): { sql: string; select: string };
+  rowsCtes(source: string): { sql: string; count: string };
+  /** Text columns it adds to each event's row for appendMany, by name: their value for a record. */
+  readonly rowColumns?: Readonly<Record<string, (record: EventRecord) => string | null>>;
+}
+/** An event as a consumer of the log reads it (automation's rules), with the transaction that wrote it. */
+export interface LogEvent {
+  txId: string;
+  id: string;
+  tenantId: string;
+  type: string;
+  subjectId: string | null;
+  data: { object: Record<string, unknown>; [key: string]: unknown };
 }
 
 /** Common table expressions that write an event and, with a fan-out, what it queues. */
 export interface EventCtes {
   /** `event AS (…)[, …]`, to follow `WITH` (and any CTEs of the caller's own, comma-separated). */
   sql: string;
-  /** Selects the number of deliveries queued, as `deliveries` (0 without a fan-out). */
+  /** Selects the number of rows the fan-outs queued, as `deliveries` (0 without one). */
   select: string;
 }
 
@@ -43,32 +62,31 @@ export interface EventCtes {
 const EVENT_COLUMNS = entityColumns(EventRecord);
 
 /**
- * The event log is the transactional outbox: the event and what `fanOut` queues for it (the webhook deliveries) are
- * written by one statement, so they commit together, with the change the caller writes beside them, and cost one
- * round trip. Parameters (eventParams) are numbered from `$<firstParam>`, after the caller's own.
+ * The event log is the transactional outbox: the event and what the fan-outs queue for it (webhook deliveries,
+ * notifications) are written by one statement, so they commit together, with the change the caller writes beside
+ * them, and cost one round trip. The event's parameters (and the fan-outs') are added to `params`, after the caller's
+ * own. Only the fan-outs that apply to the record are included (see OutboxFanOut.tag).
  */
-export function eventCtes(fanOut: OutboxFanOut | null, firstParam = 1): EventCtes {
+export function eventCtes(
+  fanOuts: readonly OutboxFanOut[],
+  record: EventRecord,
+  params: SqlParams,
+): EventCtes {
   const placeholders = Object.fromEntries(
-    EVENT_COLUMNS.map((column, index) => [column.property, `$${firstParam + index}`]),
+    EVENT_COLUMNS.map((column) => [column.property, params.add(record[column.property])]),
   ) as EventPlaceholders;
   const event =
     `event AS (INSERT INTO events (${EVENT_COLUMNS.map((column) => column.column).join(', ')}) ` +
     `VALUES (${EVENT_COLUMNS.map((column) => placeholders[column.property]).join(', ')}))`;
-  if (!fanOut) {
-    return { sql: event, select: 'SELECT 0 AS deliveries' };
-  }
-  const queued = fanOut.ctes(placeholders, firstParam + EVENT_COLUMNS.length);
-  return { sql: `${event}, ${queued.sql}`, select: queued.select };
-}
-
-/** The parameters of eventCtes, in its order. */
-export function eventParams(record: EventRecord, fanOut: OutboxFanOut | null): unknown[] {
-  const params = EVENT_COLUMNS.map((column) => record[column.property]);
-  return fanOut ? [...params, ...fanOut.params(record)] : params;
+  const queued = fanOuts.map((fanOut) => fanOut.ctes(placeholders, record, params));
+  return {
+    sql: [event, ...queued.map((each) => each.sql)].join(', '),
+    select: `SELECT ${queued.length === 0 ? '0' : queued.map((each) => each.count).join(' + ')} AS deliveries`,
+  };
 }
 
 /**
- * The list, each item EventResponseDto.from as Postgres renders it, field for field (test/list-rendering.e2e-spec.ts
+ * The list, each item EventResponseDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts
  * holds the two to the same answer).
  */
 const EVENT_LIST: RenderedList = {
@@ -83,93 +101,96 @@ const EVENT_LIST: RenderedList = {
 /** The event log: its append statements (with and without the fan-out), its list and its reads. */
 @Injectable()
 export class EventsRepository {
-  private fanOut: OutboxFanOut | null = null;
-  /** Prepared statements by name, built on first use, once the fan-out (if any) is registered. */
-  private readonly statements = new Map<string, PreparedStatement>();
+  private readonly fanOuts: OutboxFanOut[] = [];
 
-  /** Registers what every fanned-out event queues in its own statement (see OutboxFanOut). */
+  /** Registers what fanned-out events queue in their own statement (see OutboxFanOut). */
   useFanOut(fanOut: OutboxFanOut): void {
-    this.fanOut = fanOut;
-    this.statements.clear();
+    if (!this.fanOuts.includes(fanOut)) {
+      this.fanOuts.push(fanOut);
+    }
   }
 
   /**
    * `WITH <callerCtes>, <the event's CTEs> <select>`: a caller's own write, its event and the event's fan-out in one
-   * prepared statement; the caller's parameters are `$1`…`$<callerParams>`, the event's (eventParams) follow.
-   * Without a registered fan-out (the CLI) the event is written alone, under a name of its own. A `check` (a boolean
-   * SQL expression over the caller's CTEs, such as an idempotency claim's) is the final SELECT's WHERE: a check that
-   * raises aborts the statement, and every write of it with it.
+   * prepared statement named `name`; the caller's parameters are already in `params`, the event's (and its
+   * fan-outs') are added after them, so `params.values` is the statement's. Without a registered fan-out (the CLI) the
+   * event is written alone, under a name of its own. A `check` (a boolean SQL expression over the caller's CTEs, such
+   * as an idempotency claim's) is the final SELECT's WHERE: a check that raises aborts the statement, and every write
+   * of it with it.
    */
   statement(
     name: string,
+    params: SqlParams,
+    record: EventRecord,
     callerCtes: string | null = null,
-    callerParams = 0,
     check?: string,
   ): PreparedStatement {
-    return this.build(this.fanOut, name, callerCtes, callerParams, check);
-  }
-
-  /** The parameters of `statement`'s event, with its fan-out's. */
-  params(record: EventRecord): unknown[] {
-    return eventParams(record, this.fanOut);
+    return this.build(this.fanOuts, name, params, record, callerCtes, check);
   }
 
   /**
-   * Writes the event, with its fan-out unless `fanOut` is false (a webhook test ping, addressed to one endpoint by
-   * its caller); answers the number of deliveries queued.
+   * Writes the event, with its fan-outs unless `fanOut` is false (a webhook test ping, addressed to one endpoint by
+   * its caller); answers the number of rows they queued.
    */
   async append(manager: EntityManager, record: EventRecord, fanOut: boolean): Promise<number> {
-    const queue = fanOut ? this.fanOut : null;
-    const statement = this.build(queue, 'event_append', null, 0);
-    const rows = await preparedQuery<{ deliveries: number }>(manager, statement, eventParams(record, queue));
+    const params = new SqlParams();
+    const statement = this.build(fanOut ? this.fanOuts : [], 'event_append', params, record, null);
+    const rows = await preparedQuery<{ deliveries: number }>(manager, statement, params.values);
     return rows[0].deliveries;
   }
 
+  /**
+   * The statement's text is built on each call, as its parameters are added; it is the same text for the same name
+   * every time (its shape depends on which fan-outs apply, whose tags the name carries, never on the values), so a
+   * connection prepares it once.
+   */
   private build(
-    fanOut: OutboxFanOut | null,
+    fanOuts: readonly OutboxFanOut[],
     name: string,
+    params: SqlParams,
+    record: EventRecord,
     callerCtes: string | null,
-    callerParams: number,
     check?: string,
   ): PreparedStatement {
+    const applying = fanOuts.filter((fanOut) => fanOut.appliesTo(record));
+    const ctes = eventCtes(applying, record, params);
+    const all = callerCtes ? `${callerCtes}, ${ctes.sql}` : ctes.sql;
+    const select = check
+      ? `SELECT queued.deliveries FROM (${ctes.select}) AS queued WHERE ${check}`
+      : ctes.select;
     // A connection keeps each name's text: the statement without a fan-out is named apart.
-    const key = fanOut ? name : `${name}_alone`;
-    let statement = this.statements.get(key);
-    if (!statement) {
-      const ctes = eventCtes(fanOut, callerParams + 1);
-      const all = callerCtes ? `${callerCtes}, ${ctes.sql}` : ctes.sql;
-      const select = check
-        ? `SELECT queued.deliveries FROM (${ctes.select}) AS queued WHERE ${check}`
-        : ctes.select;
-      statement = { name: key, text: `WITH ${all} ${select}` };
-      this.statements.set(key, statement);
-    }
-    return statement;
+    const tags = applying.map((fanOut) => fanOut.tag).filter((tag) => tag !== '');
+    const named = applying.length === 0 ? `${name}_alone` : [name, ...tags].join('_');
+    return { name: named, text: `WITH ${all} ${select}` };
   }
 
   /**
-   * Writes many events, and their fan-out, in one statement (a bill run's batch): the rows travel as one JSON
-   * parameter. Answers the number of deliveries queued.
+   * Writes many events, and their fan-outs, in one statement (a bill run's batch): the rows travel as one JSON
+   * parameter. Answers the number of rows the fan-outs queued.
    */
   async appendMany(manager: EntityManager, records: EventRecord[]): Promise<number> {
     if (records.length === 0) {
       return 0;
     }
+    const applying = this.fanOuts.filter((fanOut) => records.some((record) => fanOut.appliesTo(record)));
+    const extra = applying.flatMap((fanOut) => Object.entries(fanOut.rowColumns ?? {}));
     const columns = EVENT_COLUMNS.map((column) => column.column);
     const types: Record<string, string> = { data: 'jsonb', actor: 'jsonb', created_at: 'timestamptz' };
     const definition = [
       ...columns.map((column) => `${column} ${types[column] ?? 'text'}`),
       'patterns text[]',
+      ...extra.map(([column]) => `${column} text`),
     ];
     const input = `input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${definition.join(', ')}))`;
     const insert = `event AS (INSERT INTO events (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM input)`;
-    const queued = this.fanOut?.rowsCtes('input');
-    const sql = queued
-      ? `WITH ${input}, ${insert}, ${queued.sql} ${queued.select}`
-      : `WITH ${input}, ${insert} SELECT 0 AS deliveries`;
+    const queued = applying.map((fanOut) => fanOut.rowsCtes('input'));
+    const sql =
+      `WITH ${[input, insert, ...queued.map((each) => each.sql)].join(', ')} ` +
+      `SELECT ${queued.length === 0 ? '0' : queued.map((each) => each.count).join(' + ')} AS deliveries`;
     const rows = records.map((record) => ({
       ...Object.fromEntries(EVENT_COLUMNS.map((column) => [column.column, record[column.property]])),
       patterns: patternsFor(record.type),
+      ...Object.fromEntries(extra.map(([column, value]) => [column, value(record)])),
     }));
     const [result]: { deliveries: number }[] = await manager.query(sql, [JSON.stringify(rows)]);
     return result.deliveries;
@@ -189,6 +210,87 @@ export class EventsRepository {
       conditions.push({ sql: 'e.subject_id = ?', values: [query.subject_id], indexed: true });
     }
     return renderedPage(manager, EVENT_LIST, conditions, query);
+  }
+
+  /**
+   * The next events after a consumer's cursor (`txId`, `eventId`), in (transaction, id) order, from transactions older
+   * than every transaction still running: one that commits later has a later id than any read here, so none is passed
+   * over.
+   */
+  async after(manager: EntityManager, txId: string, eventId: string, limit: number): Promise<LogEvent[]> {
+    const rows: Record<string, unknown>[] = await manager.query(
+      `SELECT tx_id, id, tenant_id, type, subject_id, data FROM events
+        WHERE tx_id < (pg_snapshot_xmin(pg_current_snapshot()))::text::bigint AND (tx_id, id) > ($1::bigint, $2)
+        ORDER BY tx_id, id LIMIT $3`,
+      [txId, eventId, limit],
+    );
+    return rows.map((row) => ({
+      txId: String(row.tx_id),
+      id: row.id as string,
+      tenantId: row.tenant_id as string,
+      type: row.type as string,
+      subjectId: row.subject_id as string | null,
+      data: row.data as LogEvent['data'],
+    }));
+  }
+
+  /**
+   * Whether the log holds a status change of the subscriber after `event` (in the log's order): one still ahead of a
+   * consumer, which its own event will act on.
+   */
+  async statusChangedAfter(manager: EntityManager, event: LogEvent, subscriberId: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM events
+        WHERE tenant_id = $1 AND subject_id = $2 AND type = 'subscriber.status_changed' AND (tx_id, id) > ($3::bigint, $4)
+        LIMIT 1`,
+      [event.tenantId, subscriberId, event.txId, event.id],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The suspension a status change ends: the subscriber's latest move into `suspended` the log holds before `event`,
+   * with the reason it was suspended for; null when there is none.
+   */
+  async suspensionBefore(
+    manager: EntityManager,
+    event: LogEvent,
+    subscriberId: string,
+  ): Promise<{ id: string; reason: string | null } | null> {
+    const rows: { id: string; reason: string | null }[] = await manager.query(
+      `SELECT id, data->'object'->>'suspension_reason' AS reason FROM events
+        WHERE tenant_id = $1 AND subject_id = $2 AND type = 'subscriber.status_changed'
+          AND data->>'to' = 'suspended' AND (tx_id, id) < ($3::bigint, $4)
+        ORDER BY tx_id DESC, id DESC LIMIT 1`,
+      [event.tenantId, subscriberId, event.txId, event.id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * The newest event of `type` about `subjectId` that `accepts` takes (any, by default), or null: read newest first, a
+   * page at a time, on (tenant_id, subject_id, created_at, id). A template's preview reads the record it renders so.
+   */
+  async latestOf(
+    manager: EntityManager,
+    tenantId: string,
+    type: string,
+    subjectId: string,
+    accepts: (event: EventRecord) => boolean = () => true,
+  ): Promise<EventRecord | null> {
+    const pageSize = 50;
+    for (let skip = 0; ; skip += pageSize) {
+      const events = await manager.find(EventRecord, {
+        where: { tenantId, subjectId, type },
+        order: { createdAt: 'DESC', id: 'DESC' },
+        skip,
+        take: pageSize,
+      });
+      const found = events.find(accepts);
+      if (found || events.length < pageSize) {
+        return found ?? null;
+      }
+    }
   }
 
   findById(manager: EntityManager, tenantId: string, id: string): Promise<EventRecord | null> {

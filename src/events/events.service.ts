@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { RenderedPage } from '../common/envelope/envelope';
 import type { Tx } from '../database/transaction-runner';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
@@ -20,6 +21,7 @@ export class EventsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly events: EventsRepository,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -41,7 +43,7 @@ export class EventsService {
    * ping goes to one endpoint only).
    */
   async append(tx: Tx, event: NewEvent, options: { fanOut?: boolean } = {}): Promise<EventRecord> {
-    const record = eventRecord(event, tx.scope);
+    const record = eventRecord(event, tx.scope, this.clock.now());
     const deliveries = await this.events.append(tx.manager, record, options.fanOut !== false);
     this.queued(tx, deliveries);
     return record;
@@ -49,7 +51,7 @@ export class EventsService {
 
   /** Appends many events in the caller's transaction with one statement (a bill run's batch), fan-out included. */
   async appendMany(tx: Tx, events: NewEvent[]): Promise<EventRecord[]> {
-    const records = events.map((event) => eventRecord(event, tx.scope));
+    const records = events.map((event) => eventRecord(event, tx.scope, this.clock.now()));
     this.queued(tx, await this.events.appendMany(tx.manager, records));
     return records;
   }

@@ -5,10 +5,10 @@ export { EVENT_TYPES, isEventPattern, type EventType } from './event-types';
 export { eventRecord, patternsFor, type NewEvent } from './new-event';
 export {
   eventCtes,
-  eventParams,
   EventsRepository,
   type EventCtes,
   type EventPlaceholders,
+  type LogEvent,
   type OutboxFanOut,
 } from './events.repository';
 export { EventsService, type DeliveriesQueuedListener } from './events.service';

@@ -9,6 +9,7 @@ describe('eventRecord', () => {
       const record = eventRecord(
         { tenantId: 'ten_x', type: 'subscriber.created', subjectId: null, object: {} },
         SYSTEM_SCOPE,
+        new Date(),
       );
       expect(record.id.slice(4, 14)).toBe(ulid(record.createdAt.getTime()).slice(0, 10));
     }

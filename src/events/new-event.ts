@@ -20,10 +20,11 @@ export function patternsFor(type: string): string[] {
   return [type, ...prefixes, '*'];
 }
 
-/** The event as it will be stored; the scope names the request and the actor behind it. */
-export function eventRecord(event: NewEvent, scope: WriteScope): EventRecord {
-  // One clock reading: the id's time and created_at agree, and so do the deliveries' ids made from created_at.
-  const createdAt = new Date();
+/**
+ * The event as it will be stored; the scope names the request and the actor behind it, `createdAt` is the caller's
+ * one Clock reading: the id's time and created_at agree, and so do the deliveries' ids made from created_at.
+ */
+export function eventRecord(event: NewEvent, scope: WriteScope, createdAt: Date): EventRecord {
   return Object.assign(new EventRecord(), {
     id: newId('evt', createdAt),
     tenantId: event.tenantId,

@@ -6,6 +6,7 @@ import { JsonBodyGuard } from '../common/http/json-body.guard';
 import { UNROUTED_LIMITER } from '../common/http/unrouted-limiter';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { DatabaseHealth } from '../database/database-health';
+import { EventsModule } from '../events';
 import { AuthGuard } from './auth/auth.guard';
 import { BootstrapService } from './bootstrap.service';
 import { IdempotencyRepository } from './idempotency/idempotency.repository';
@@ -22,6 +23,8 @@ import {
 import { CounterThrottlerStorage } from './rate-limit/counter-throttler.storage';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { TenancyModule } from './tenancy.module';
+import { TenantSettingsController } from './tenants/tenant-settings.controller';
+import { TenantSettingsService } from './tenants/tenant-settings.service';
 import { TenantsController } from './tenants/tenants.controller';
 import { TokensController } from './tokens/tokens.controller';
 
@@ -39,6 +42,7 @@ const counterStoreProvider = {
 @Module({
   imports: [
     TenancyModule,
+    EventsModule,
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => [
@@ -46,7 +50,13 @@ const counterStoreProvider = {
       ],
     }),
   ],
-  controllers: [GatewayInfoController, HealthController, TenantsController, TokensController],
+  controllers: [
+    GatewayInfoController,
+    HealthController,
+    TenantsController,
+    TokensController,
+    TenantSettingsController,
+  ],
   providers: [
     counterStoreProvider,
     { provide: getStorageToken(), useClass: CounterThrottlerStorage },
@@ -55,6 +65,7 @@ const counterStoreProvider = {
     IdempotencyRepository,
     IdempotencyService,
     DatabaseHealth,
+    TenantSettingsService,
     RateLimitGuard,
     { provide: UNROUTED_LIMITER, useExisting: RateLimitGuard },
     // Guards run in this order: the abuse block and rate limit, authentication and scopes, and only then the body.

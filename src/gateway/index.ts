@@ -6,6 +6,14 @@ export { IdempotencyKey } from './idempotency/idempotency-key.entity';
 export { CreateTenantDto } from './tenants/dto/tenant.dto';
 export { CreateTokenDto } from './tokens/dto/token.dto';
 export { DEFAULT_TENANT_SLUG, TenantsService } from './tenants/tenants.service';
+export { tenantsTable } from './tenants/tenants.repository';
+export type { TenantSettings } from './tenants/tenant-settings.entity';
+export {
+  TenantSettingsRepository,
+  type TenantIssuerRow,
+  type TenantMailing,
+} from './tenants/tenant-settings.repository';
+export { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from './tenants/dto/tenant-settings.dto';
 export { TokensService } from './tokens/tokens.service';
 export type { IssuedToken, NewToken } from './tokens/tokens.service';
 export { SkipIdempotency, IdempotencyInterceptor } from './idempotency/idempotency.interceptor';

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isUniqueViolation } from '../common/errors/postgres-errors';
+import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
@@ -37,14 +38,15 @@ const FIELDS = [
 export class NasService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly nas: NasRepository,
     private readonly radius: RadiusRepository,
+    private readonly clock: Clock,
   ) {}
 
   async create(auth: AuthContext, dto: CreateNasDto): Promise<NasDto> {
-    const now = new Date();
+    const now = this.clock.now();
     const nas = Object.assign(new NasDevice(), {
       tenantId: auth.tenantId,
       id: newId('nas', now),
@@ -58,7 +60,7 @@ export class NasService {
       updatedAt: now,
     });
     try {
-      return await this.tx.run(auth, async (tx) => {
+      return await this.transactionRunner.run(auth, async (tx) => {
         await this.nas.insert(tx.manager, nas);
         await this.writeClient(tx, nas, null);
         return this.emit(tx, nas, 'nas.created');
@@ -82,7 +84,7 @@ export class NasService {
 
   async update(auth: AuthContext, id: string, dto: UpdateNasDto): Promise<NasDto> {
     try {
-      return await this.tx.run(auth, async (tx) => {
+      return await this.transactionRunner.run(auth, async (tx) => {
         const nas = await this.nas.lockForUpdate(tx.manager, auth.tenantId, id);
         await assertIfMatch(() => NasDto.from(nas));
         const previousIp = nas.ip;
@@ -98,7 +100,7 @@ export class NasService {
         if (changed.length === 0) {
           return NasDto.from(nas);
         }
-        Object.assign(nas, next, { updatedAt: new Date() });
+        Object.assign(nas, next, { updatedAt: this.clock.now() });
         await this.nas.update(tx.manager, nas);
         await this.writeClient(tx, nas, previousIp === nas.ip ? null : previousIp);
         // The event names a changed secret (never its value).
@@ -110,7 +112,7 @@ export class NasService {
   }
 
   remove(auth: AuthContext, id: string): Promise<NasDto> {
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const nas = await this.nas.lockForUpdate(tx.manager, auth.tenantId, id);
       await assertIfMatch(() => NasDto.from(nas));
       await this.nas.delete(tx.manager, auth.tenantId, id);

@@ -15,7 +15,7 @@ export interface OrderFilter {
 }
 
 /**
- * The list, each item OrderDto.from as Postgres renders it, field for field (test/list-rendering.e2e-spec.ts holds
+ * The list, each item OrderDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts holds
  * the two to the same answer).
  */
 const ORDER_LIST: RenderedList = {
@@ -32,8 +32,34 @@ const ORDER_LIST: RenderedList = {
 /** The only place the provisioning_orders table is read and written. */
 @Injectable()
 export class ProvisioningOrdersRepository {
+  /**
+   * A new order, due at the database's now(): the clock the worker's claim reads (as a webhook delivery's), whatever
+   * the app's Clock says (a test's may stand in another year).
+   */
   async insert(manager: EntityManager, order: ProvisioningOrder): Promise<void> {
-    await manager.insert(ProvisioningOrder, order);
+    await manager.insert(ProvisioningOrder, { ...order, nextAttemptAt: () => 'now()' });
+  }
+
+  /**
+   * The plans set on these services (completed activate and change_plan orders), oldest first: a service's plan
+   * history, which billing's run prorates by.
+   */
+  async planChanges(
+    manager: EntityManager,
+    tenantId: string,
+    serviceIds: string[],
+  ): Promise<{ serviceId: string; planId: string; at: Date }[]> {
+    if (serviceIds.length === 0) {
+      return [];
+    }
+    const rows: { service_id: string; plan_id: string; completed_at: Date }[] = await manager.query(
+      `SELECT service_id, plan_id, completed_at FROM provisioning_orders
+        WHERE tenant_id = $1 AND service_id = ANY($2::text[]) AND status = 'completed'
+          AND action IN ('activate', 'change_plan')
+        ORDER BY completed_at, id`,
+      [tenantId, serviceIds],
+    );
+    return rows.map((row) => ({ serviceId: row.service_id, planId: row.plan_id, at: row.completed_at }));
   }
 
   findById(manager: EntityManager, tenantId: string, id: string): Promise<ProvisioningOrder | null> {

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isUniqueViolation } from '../common/errors/postgres-errors';
+import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
@@ -28,10 +29,11 @@ export function orderInProgress(serviceId: string): ApiError {
 export class ProvisioningOrdersService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly orders: ProvisioningOrdersRepository,
     private readonly worker: ProvisioningWorker,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -44,7 +46,7 @@ export class ProvisioningOrdersService {
     action: OrderAction,
     fields: { planId: string; reason?: string | null; changes?: string[] | null },
   ): Promise<ProvisioningOrder> {
-    const now = new Date();
+    const now = this.clock.now();
     const order = Object.assign(new ProvisioningOrder(), {
       tenantId: service.tenantId,
       id: newId('ord', now),
@@ -108,7 +110,7 @@ export class ProvisioningOrdersService {
 
   /** Only an order no worker has taken yet can be cancelled; the service stays as it is. */
   cancel(auth: AuthContext, id: string): Promise<OrderDto> {
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const order = await this.orders.lockForUpdate(tx.manager, auth.tenantId, id);
       await assertIfMatch(() => OrderDto.from(order));
       if (order.status !== OrderStatus.Acknowledged) {
@@ -119,7 +121,7 @@ export class ProvisioningOrdersService {
         );
       }
       order.status = OrderStatus.Cancelled;
-      order.updatedAt = new Date();
+      order.updatedAt = this.clock.now();
       await this.orders.update(tx.manager, order);
       const answer = OrderDto.from(order);
       await this.events.append(tx, {

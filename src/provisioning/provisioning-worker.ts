@@ -7,7 +7,7 @@ import { Batcher } from '../common/batcher';
 import { Clock } from '../common/clock';
 import { SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { TransactionRunner } from '../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService, type EventType, type NewEvent } from '../events';
 import { type Subscriber, SubscribersService, SubscriberStatus } from '../subscribers';
 import { OrderDto } from './dto/order.dto';
@@ -51,6 +51,55 @@ interface Completion {
   outcome: DriverOutcome;
 }
 
+/** An order claimed under a lease, as its completion will record it. */
+interface ClaimedOrder {
+  order: ProvisioningOrder;
+  leaseId: string;
+}
+
+/** The order as its completion records it: completed at `now`, its claim released, the driver's outcome kept. */
+export function completedOrder(
+  claimed: ProvisioningOrder,
+  outcome: DriverOutcome,
+  now: Date,
+): ProvisioningOrder {
+  return Object.assign(new ProvisioningOrder(), claimed, {
+    status: OrderStatus.Completed,
+    completedAt: now,
+    updatedAt: now,
+    lastError: null,
+    leaseId: null,
+    leaseUntil: null,
+    disconnect: outcome.disconnect ?? null,
+    coa: outcome.coa ?? null,
+  });
+}
+
+/**
+ * Moves the service to where its completed order leaves it (status, plan, the day it was activated or terminated);
+ * answers whether it changed, so it is written.
+ */
+export function moveService(
+  service: Service,
+  order: ProvisioningOrder,
+  status: ServiceStatus,
+  now: Date,
+): boolean {
+  const changed = service.status !== status || service.planId !== order.planId;
+  service.status = status;
+  service.planId = order.planId;
+  if (status === ServiceStatus.Active && service.activatedAt === null) {
+    service.activatedAt = now;
+  }
+  if (status === ServiceStatus.Terminated) {
+    service.terminatedAt = now;
+  }
+  if (changed) {
+    service.updatedAt = now;
+  }
+  return changed;
+}
+
 /**
  * Carries provisioning orders to the network. Each pass claims due orders with FOR UPDATE SKIP LOCKED and a lease,
  * so instances share the work and never run one order at once; a service has one open order at a time, so its
@@ -69,7 +118,7 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(NETWORK_DRIVER) private readonly driver: NetworkDriver,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly orders: ProvisioningOrdersRepository,
     private readonly services: ServicesRepository,
@@ -187,108 +236,104 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     const now = this.clock.now();
     const completed = batch.map(({ claimed, leaseId, outcome }) => ({
       leaseId,
-      order: Object.assign(new ProvisioningOrder(), claimed, {
-        status: OrderStatus.Completed,
-        completedAt: now,
-        updatedAt: now,
-        lastError: null,
-        leaseId: null,
-        leaseUntil: null,
-        disconnect: outcome.disconnect ?? null,
-        coa: outcome.coa ?? null,
-      }),
+      order: completedOrder(claimed, outcome, now),
     }));
-    await this.tx.run(SYSTEM_SCOPE, async (tx) => {
-      // subscriber_follows_service: a subscriber not yet a customer (prospect, pending) whose service an activate order
-      // brings up becomes active. Those subscribers are locked first, before their services (the lock order).
-      // A terminate order's subscriber is locked too: billing settles the ended service's days for it (pending
-      // charges), which a bill run batch holding the subscriber must not be computing at the same time.
-      const locked = await this.subscribers.lockInStatus(
-        tx.manager,
-        completed
-          .filter(
-            ({ order }) => order.action === OrderAction.Activate || order.action === OrderAction.Terminate,
-          )
-          .map(({ order }) => order.subscriberId),
-        Object.values(SubscriberStatus),
-      );
-      const joining = new Map(
-        locked
-          .filter((subscriber) =>
-            [SubscriberStatus.Prospect, SubscriberStatus.Pending].includes(subscriber.status),
-          )
-          .map((subscriber) => [`${subscriber.tenantId}/${subscriber.id}`, subscriber]),
-      );
-      const activated = new Map<Subscriber, string>();
-      // Lock order (docs/decisions.md "One lock order"): services in id order, then their orders, as update() and
-      // act() take them; orders first deadlocked with a PATCH holding the service and waiting on the order.
-      const services = new Map(
-        (
-          await this.services.lockForUpdateMany(
-            tx.manager,
-            completed.map(({ order }) => order.serviceId),
-          )
-        ).map((service) => [`${service.tenantId}/${service.id}`, service]),
-      );
-      const held = new Set(await this.orders.completeClaimed(tx.manager, completed));
-      const moved: Service[] = [];
-      const events: NewEvent[] = [];
-      batch.forEach(({ status }, index) => {
-        const { order } = completed[index];
-        if (!held.has(order.id)) {
-          this.logger.warn({ msg: 'lease lost before the order was recorded', order_id: order.id });
-          return;
-        }
-        const service = services.get(`${order.tenantId}/${order.serviceId}`);
-        if (!service) {
-          throw new Error(`service ${order.serviceId} of order ${order.id} not found`);
-        }
-        const changed = service.status !== status || service.planId !== order.planId;
-        service.status = status;
-        service.planId = order.planId;
-        if (status === ServiceStatus.Active && service.activatedAt === null) {
-          service.activatedAt = now;
-        }
-        const joiner = joining.get(`${order.tenantId}/${order.subscriberId}`);
-        if (order.action === OrderAction.Activate && status === ServiceStatus.Active && joiner) {
-          activated.set(joiner, activated.get(joiner) ?? service.id);
-        }
-        if (status === ServiceStatus.Terminated) {
-          service.terminatedAt = now;
-        }
-        if (changed) {
-          service.updatedAt = now;
-          moved.push(service);
-        }
-        const serviceEvent = SERVICE_EVENTS[order.action];
-        if (serviceEvent) {
-          events.push(this.event(order, serviceEvent, ServiceDto.from(service)));
-        }
-        events.push(this.event(order, 'provisioning_order.completed', OrderDto.from(order)));
-      });
-      await this.services.updateMany(tx.manager, moved);
-      await this.events.appendMany(tx, events);
-      await this.lifecycle.ended(
-        tx,
-        moved.filter((service) => service.status === ServiceStatus.Terminated),
-      );
-      for (const [subscriber, serviceId] of activated) {
-        await this.subscribers.followService(
-          tx,
-          subscriber,
-          SubscriberStatus.Active,
-          `service ${serviceId} activated`,
-        );
-      }
-    });
+    await this.transactionRunner.run(SYSTEM_SCOPE, (tx) => this.recordCompleted(tx, batch, completed, now));
     return batch.map(() => undefined);
+  }
+
+  /** completeMany's transaction: the locks in their order, then the orders, services, events and subscribers. */
+  private async recordCompleted(
+    tx: Tx,
+    batch: Completion[],
+    completed: ClaimedOrder[],
+    now: Date,
+  ): Promise<void> {
+    const joining = await this.lockJoining(tx, completed);
+    // Lock order (docs/decisions.md "One lock order"): services in id order, then their orders, as update() and
+    // act() take them; orders first deadlocked with a PATCH holding the service and waiting on the order.
+    const services = new Map(
+      (
+        await this.services.lockForUpdateMany(
+          tx.manager,
+          completed.map(({ order }) => order.serviceId),
+        )
+      ).map((service) => [`${service.tenantId}/${service.id}`, service]),
+    );
+    const held = new Set(await this.orders.completeClaimed(tx.manager, completed));
+    const activated = new Map<Subscriber, string>();
+    const moved: Service[] = [];
+    const events: NewEvent[] = [];
+    batch.forEach(({ status }, index) => {
+      const { order } = completed[index];
+      if (!held.has(order.id)) {
+        this.logger.warn({ msg: 'lease lost before the order was recorded', order_id: order.id });
+        return;
+      }
+      const service = services.get(`${order.tenantId}/${order.serviceId}`);
+      if (!service) {
+        throw new Error(`service ${order.serviceId} of order ${order.id} not found`);
+      }
+      if (moveService(service, order, status, now)) {
+        moved.push(service);
+      }
+      const joiner = joining.get(`${order.tenantId}/${order.subscriberId}`);
+      if (order.action === OrderAction.Activate && status === ServiceStatus.Active && joiner) {
+        activated.set(joiner, activated.get(joiner) ?? service.id);
+      }
+      const serviceEvent = SERVICE_EVENTS[order.action];
+      if (serviceEvent) {
+        events.push(this.event(order, serviceEvent, ServiceDto.from(service)));
+      }
+      events.push(this.event(order, 'provisioning_order.completed', OrderDto.from(order)));
+    });
+    await this.services.updateMany(tx.manager, moved);
+    await this.events.appendMany(tx, events);
+    await this.lifecycle.ended(
+      tx,
+      moved.filter((service) => service.status === ServiceStatus.Terminated),
+    );
+    for (const [subscriber, serviceId] of activated) {
+      await this.subscribers.followService(
+        tx,
+        subscriber,
+        SubscriberStatus.Active,
+        `service ${serviceId} activated`,
+      );
+    }
+  }
+
+  /**
+   * subscriber_follows_service: a subscriber not yet a customer (prospect, pending) whose service an activate order
+   * brings up becomes active. Those subscribers are locked first, before their services (the lock order). A terminate
+   * order's subscriber is locked too: billing settles the ended service's days for it (pending charges), which a bill
+   * run batch holding the subscriber must not be computing at the same time. Answers the joining ones, by
+   * `tenant/subscriber`.
+   */
+  private async lockJoining(tx: Tx, completed: ClaimedOrder[]): Promise<Map<string, Subscriber>> {
+    const locked = await this.subscribers.lockInStatus(
+      tx.manager,
+      completed
+        .filter(
+          ({ order }) => order.action === OrderAction.Activate || order.action === OrderAction.Terminate,
+        )
+        .map(({ order }) => order.subscriberId),
+      Object.values(SubscriberStatus),
+    );
+    return new Map(
+      locked
+        .filter((subscriber) =>
+          [SubscriberStatus.Prospect, SubscriberStatus.Pending].includes(subscriber.status),
+        )
+        .map((subscriber) => [`${subscriber.tenantId}/${subscriber.id}`, subscriber]),
+    );
   }
 
   /** A transient failure is tried again after the next delay; a permanent one, or the last, fails the order. */
   private async fail(claimed: ProvisioningOrder, leaseId: string, error: DriverError): Promise<void> {
     const delays = this.config.provisioning.retryDelaysS;
     this.logger.warn({ msg: 'provisioning order attempt failed', order_id: claimed.id, err: error.message });
-    await this.tx.run(SYSTEM_SCOPE, async (tx) => {
+    await this.transactionRunner.run(SYSTEM_SCOPE, async (tx) => {
       const order = await this.orders.lockClaimed(tx.manager, claimed.id, leaseId);
       if (!order) {
         return;
@@ -300,7 +345,7 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
       Object.assign(order, {
         status: OrderStatus.Failed,
         lastError: error.message,
-        updatedAt: new Date(),
+        updatedAt: this.clock.now(),
         leaseId: null,
         leaseUntil: null,
       });

@@ -47,6 +47,13 @@ export class ServicePlan {
 
   @Column({ type: 'timestamptz', precision: 3 })
   updatedAt: Date;
+
+  /**
+   * The tax rates (billing's `tax_rates`) its services' lines are taxed at; null: the billing profile's defaults;
+   * empty: untaxed.
+   */
+  @Column('text', { array: true, nullable: true })
+  taxRateIds: string[] | null;
 }
 
 @Entity('services')

@@ -75,6 +75,12 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     ServicesRepository,
     ProvisioningOrdersRepository,
   ],
-  exports: [ServicesService, ServiceLifecycle],
+  exports: [
+    ServicesService,
+    ServiceLifecycle,
+    ServicePlansService,
+    ServicePlansRepository,
+    ProvisioningOrdersRepository,
+  ],
 })
 export class ProvisioningModule {}

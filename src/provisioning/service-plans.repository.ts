@@ -6,6 +6,15 @@ import { lockForUpdate } from '../database/lock-for-update';
 import { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
 import { OPEN_ORDER_STATUSES, ServiceStatus } from './service-status';
 
+/** What a bill run reads of a plan: its name, price, currency and billing period. */
+export interface PlanPricing {
+  id: string;
+  name: string;
+  price: number;
+  currency: string;
+  billingPeriod: string;
+}
+
 /** The only place the service_plans table is read and written. */
 @Injectable()
 export class ServicePlansRepository {
@@ -32,6 +41,38 @@ export class ServicePlansRepository {
       delete changes[fixed];
     }
     await manager.update(ServicePlan, { tenantId: plan.tenantId, id: plan.id }, changes);
+  }
+
+  /** The tenant's plans of `planIds` as a bill run prices them. */
+  async pricing(manager: EntityManager, tenantId: string, planIds: string[]): Promise<PlanPricing[]> {
+    const rows: { id: string; name: string; price: string; currency: string; billing_period: string }[] =
+      await manager.query(
+        `SELECT id, name, price, currency, billing_period FROM service_plans WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+        [tenantId, planIds],
+      );
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      price: Number(row.price),
+      currency: row.currency,
+      billingPeriod: row.billing_period,
+    }));
+  }
+
+  /** The plans' own tax rate lists (null: the billing profile's defaults apply), for billing's tax computation. */
+  async taxRateIds(
+    manager: EntityManager,
+    tenantId: string,
+    planIds: readonly string[],
+  ): Promise<Map<string, string[] | null>> {
+    if (planIds.length === 0) {
+      return new Map();
+    }
+    const rows: { id: string; tax_rate_ids: string[] | null }[] = await manager.query(
+      `SELECT id, tax_rate_ids FROM service_plans WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+      [tenantId, planIds],
+    );
+    return new Map(rows.map((row) => [row.id, row.tax_rate_ids]));
   }
 
   /** Whether a service that is not terminated is on the plan, or an open order moves one to it. */

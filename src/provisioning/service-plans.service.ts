@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isUniqueViolation } from '../common/errors/postgres-errors';
+import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner } from '../database/transaction-runner';
@@ -24,20 +25,45 @@ function writeError(error: unknown): ApiError | null {
     : null;
 }
 
+/** Whether two tax_rate_ids lists (null: the profile's) are the same, in order. */
+function sameList(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  return a === b || (a !== null && b !== null && a.length === b.length && a.every((id, i) => id === b[i]));
+}
+
 /** What may not change in place while a live service uses the plan: what the network and the bills see. */
 const IN_USE_FIELDS = ['download_kbps', 'upload_kbps', 'price'] as const;
 
+/**
+ * Checks a plan's tax_rate_ids against the tenant's tax rates, in the caller's transaction, throwing the error to
+ * answer: 422 invalid_reference at `tax_rate_ids.N` for an id that is no active rate of the tenant, 422
+ * validation_failed when the list mixes inclusive and exclusive rates. Supplied by billing, which owns tax_rates
+ * and imports provisioning (ServicePlansService.useTaxRates): provisioning never imports billing.
+ */
+export type TaxRatesCheck = (
+  manager: EntityManager,
+  tenantId: string,
+  ids: readonly string[],
+) => Promise<void>;
+
 @Injectable()
 export class ServicePlansService {
+  private taxRates: TaxRatesCheck | null = null;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly plans: ServicePlansRepository,
+    private readonly clock: Clock,
   ) {}
 
+  /** Registers billing's check of a plan's tax_rate_ids (see TaxRatesCheck). */
+  useTaxRates(check: TaxRatesCheck): void {
+    this.taxRates = check;
+  }
+
   async create(auth: AuthContext, dto: CreateServicePlanDto): Promise<ServicePlanDto> {
-    const now = new Date();
+    const now = this.clock.now();
     const plan = Object.assign(new ServicePlan(), {
       tenantId: auth.tenantId,
       id: newId('plan', now),
@@ -50,9 +76,11 @@ export class ServicePlansService {
       active: dto.active,
       createdAt: now,
       updatedAt: now,
+      taxRateIds: dto.tax_rate_ids ?? null,
     });
     try {
-      return await this.tx.run(auth, async (tx) => {
+      return await this.transactionRunner.run(auth, async (tx) => {
+        await this.assertTaxRates(tx.manager, auth.tenantId, plan.taxRateIds);
         await this.plans.insert(tx.manager, plan);
         const answer = ServicePlanDto.from(plan);
         await this.events.append(tx, {
@@ -83,7 +111,7 @@ export class ServicePlansService {
 
   async update(auth: AuthContext, id: string, dto: UpdateServicePlanDto): Promise<ServicePlanDto> {
     try {
-      return await this.tx.run(auth, async (tx) => {
+      return await this.transactionRunner.run(auth, async (tx) => {
         const plan = await this.plans.lockForUpdate(tx.manager, auth.tenantId, id);
         await assertIfMatch(() => ServicePlanDto.from(plan));
         const next = {
@@ -92,8 +120,9 @@ export class ServicePlansService {
           uploadKbps: dto.upload_kbps ?? plan.uploadKbps,
           price: dto.price ?? plan.price,
           active: dto.active ?? plan.active,
+          taxRateIds: dto.tax_rate_ids === undefined ? plan.taxRateIds : dto.tax_rate_ids,
         };
-        const changed = (
+        const changed: string[] = (
           [
             ['name', 'name'],
             ['download_kbps', 'downloadKbps'],
@@ -101,20 +130,27 @@ export class ServicePlansService {
             ['price', 'price'],
             ['active', 'active'],
           ] as const
-        ).filter(([, key]) => next[key] !== plan[key]);
-        const frozen = changed.find(([field]) => (IN_USE_FIELDS as readonly string[]).includes(field));
+        )
+          .filter(([, key]) => next[key] !== plan[key])
+          .map(([field]) => field);
+        // A list sent unchanged is not checked again (a rate of it may have been archived since).
+        if (!sameList(next.taxRateIds, plan.taxRateIds)) {
+          await this.assertTaxRates(tx.manager, auth.tenantId, next.taxRateIds);
+          changed.push('tax_rate_ids');
+        }
+        const frozen = changed.find((field) => (IN_USE_FIELDS as readonly string[]).includes(field));
         if (frozen && (await this.plans.inUse(tx.manager, auth.tenantId, id))) {
           throw new ApiError(
             'plan_in_use',
-            `A live service uses this plan, so its ${frozen[0]} cannot change in place: create a new plan and ` +
+            `A live service uses this plan, so its ${frozen} cannot change in place: create a new plan and ` +
               'change_plan the services to it.',
-            frozen[0],
+            frozen,
           );
         }
         if (changed.length === 0) {
           return ServicePlanDto.from(plan);
         }
-        Object.assign(plan, next, { updatedAt: new Date() });
+        Object.assign(plan, next, { updatedAt: this.clock.now() });
         await this.plans.update(tx.manager, plan);
         const answer = ServicePlanDto.from(plan);
         await this.events.append(tx, {
@@ -122,12 +158,29 @@ export class ServicePlansService {
           type: 'service_plan.updated',
           subjectId: plan.id,
           object: answer,
-          details: { changed_fields: changed.map(([field]) => field) },
+          details: { changed_fields: changed },
         });
         return answer;
       });
     } catch (error) {
       throw writeError(error) ?? error;
     }
+  }
+
+  /** A plan's tax_rate_ids (null: the profile's), checked by billing (TaxRatesCheck) in the caller's transaction. */
+  private async assertTaxRates(
+    manager: EntityManager,
+    tenantId: string,
+    ids: readonly string[] | null,
+  ): Promise<void> {
+    if (!ids || ids.length === 0) {
+      return;
+    }
+    if (!this.taxRates) {
+      throw new Error(
+        'No tax rate check: BillingModule hands ServicePlansService one at start-up (useTaxRates)',
+      );
+    }
+    await this.taxRates(manager, tenantId, ids);
   }
 }

@@ -13,7 +13,18 @@ export interface ServiceFilter {
   pppoeUsername?: string;
 }
 
-/** The only place the services table is read and written. */
+/**
+ * The services table in another module's statement, `services <alias>` after its FROM or JOIN, for the statements
+ * that must read services with their own tables in one snapshot: billing's bill run (a service with its billing state,
+ * service_billing; which subscribers and tenants have services to bill). They read its tenant_id, id, subscriber_id,
+ * plan_id, status, activated_at, terminated_at, created_at and updated_at. Other reads call provisioning's exported
+ * services and repositories (docs/architecture.md, "Owns (tables)").
+ */
+export function servicesTable(alias: string): string {
+  return `services ${alias}`;
+}
+
+/** The only place the services table is read and written (and servicesTable the way others' statements join it). */
 @Injectable()
 export class ServicesRepository {
   async insert(manager: EntityManager, service: Service): Promise<void> {

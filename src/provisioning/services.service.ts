@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isUniqueViolation } from '../common/errors/postgres-errors';
+import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
@@ -58,13 +59,14 @@ export class ServicesService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly services: ServicesRepository,
     private readonly plans: ServicePlansRepository,
     private readonly orders: ProvisioningOrdersService,
     private readonly subscribers: SubscribersService,
     private readonly tenants: TenantsService,
+    private readonly clock: Clock,
   ) {}
 
   /** Registers how a subscriber's billing currency is found, so a plan in another currency is refused. */
@@ -98,7 +100,7 @@ export class ServicesService {
     const { tenantId } = auth;
     const tenant = await this.tenants.findByIdOrSlug(tenantId);
     try {
-      return await this.tx.run(auth, async (tx) => {
+      return await this.transactionRunner.run(auth, async (tx) => {
         const subscriber = await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
         if (NOT_SERVICEABLE.includes(subscriber.status)) {
           throw new ApiError(
@@ -109,7 +111,7 @@ export class ServicesService {
         }
         const plan = await this.activePlan(tx, tenantId, dto.plan_id);
         await this.assertCurrency(tx, tenantId, subscriber.billingProfileId, plan);
-        const now = new Date();
+        const now = this.clock.now();
         const service = Object.assign(new Service(), {
           tenantId,
           id: newId('svc', now),
@@ -180,7 +182,7 @@ export class ServicesService {
    */
   async update(auth: AuthContext, id: string, dto: UpdateServiceDto): Promise<ServiceDto> {
     try {
-      return await this.tx.run(auth, async (tx) => {
+      return await this.transactionRunner.run(auth, async (tx) => {
         const service = await this.services.lockForUpdate(tx.manager, auth.tenantId, id);
         await assertIfMatch(() => ServiceDto.from(service));
         if (service.status === ServiceStatus.Terminated) {
@@ -214,7 +216,7 @@ export class ServicesService {
         if (networkChanges.length > 0 && (await this.orders.hasOpen(tx, service))) {
           throw orderInProgress(service.id);
         }
-        service.updatedAt = new Date();
+        service.updatedAt = this.clock.now();
         await this.services.update(tx.manager, service);
         const answer = ServiceDto.from(service);
         await this.events.append(tx, {
@@ -246,7 +248,7 @@ export class ServicesService {
     if (!changingPlan && dto.plan_id !== undefined && dto.plan_id !== null) {
       throw new ApiError('validation_failed', 'plan_id applies to change_plan only.', 'plan_id');
     }
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const service = await this.services.lockForUpdate(tx.manager, auth.tenantId, id);
       await assertIfMatch(() => ServiceDto.from(service));
       statusAfter(dto.action, service.status);

@@ -6,9 +6,9 @@ import { SubscriberStatus, SuspensionReason } from './subscriber-status';
 import { Subscriber } from './subscriber.entity';
 
 /**
- * Turns the database's verdicts into the API's answers: a duplicate is SPEC 7's 409 duplicate_subscriber naming the
- * field; a billing profile that is not the tenant's (the composite foreign key holds the reference per tenant) is
- * 422 invalid_reference.
+ * Turns the database's verdicts into the API's answers: a duplicate is 409 duplicate_subscriber naming the field
+ * (external_id when both repeat: migration CheckExternalIdBeforeEmail); a billing profile that is not the tenant's
+ * (the composite foreign key holds the reference per tenant) is 422 invalid_reference.
  */
 export function writeError(error: unknown, billingProfileId?: string | null): ApiError | null {
   if (isForeignKeyViolation(error, 'fk_subscribers_billing_profile')) {
@@ -35,13 +35,35 @@ export function writeError(error: unknown, billingProfileId?: string | null): Ap
   return null;
 }
 
+/**
+ * A subscriber's tax exemption as it will be stored, or the error: an exemption says why (400 missing_field
+ * `tax_exempt_reason`), and only an exemption has a reason (422 validation_failed); chk_subscribers_tax_exempt agrees.
+ */
+export function assertTaxExemption(exempt: boolean, reason: string | null): void {
+  if (exempt && reason === null) {
+    throw new ApiError(
+      'missing_field',
+      'tax_exempt_reason is required when tax_exempt is true: say why the subscriber is not taxed.',
+      'tax_exempt_reason',
+    );
+  }
+  if (!exempt && reason !== null) {
+    throw new ApiError(
+      'validation_failed',
+      'tax_exempt_reason is kept only for a tax-exempt subscriber: send tax_exempt: true with it.',
+      'tax_exempt_reason',
+    );
+  }
+}
+
 export const normalizeEmail = (email: string | null | undefined): string | null =>
   email ? email.toLowerCase() : null;
 
-export function newSubscriber(tenantId: string, dto: CreateSubscriberDto): Subscriber {
-  const now = new Date();
+/** The subscriber as it will be stored, created at `now` (the caller's Clock). */
+export function newSubscriber(tenantId: string, dto: CreateSubscriberDto, now: Date): Subscriber {
+  assertTaxExemption(dto.tax_exempt ?? false, dto.tax_exempt_reason ?? null);
   return Object.assign(new Subscriber(), {
-    id: newId('sub'),
+    id: newId('sub', now),
     tenantId,
     externalId: dto.external_id ?? null,
     fullName: dto.full_name,
@@ -55,5 +77,8 @@ export function newSubscriber(tenantId: string, dto: CreateSubscriberDto): Subsc
     metadata: dto.metadata ?? {},
     createdAt: now,
     updatedAt: now,
+    taxExempt: dto.tax_exempt ?? false,
+    taxExemptReason: dto.tax_exempt_reason ?? null,
+    taxId: dto.tax_id ?? null,
   });
 }

@@ -27,7 +27,7 @@ describe('subscriber state machine', () => {
     expect(pairs).toHaveLength(36);
   });
 
-  it.each(pairs)('should decide %s → %s as DESIGN §4 says', (from, to) => {
+  it.each(pairs)('should decide %s → %s as the lifecycle table of the README says', (from, to) => {
     const allowed = ALLOWED.has(`${from}>${to}`);
     expect(canTransition(from, to)).toBe(allowed);
     if (allowed) {

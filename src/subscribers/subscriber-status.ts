@@ -31,7 +31,7 @@ export enum SuspensionReason {
 
 export const SUSPENSION_REASONS = Object.values(SuspensionReason);
 
-/** DESIGN §4: the lifecycle as data. Anything not listed is refused. */
+/** The lifecycle as data (the README's "Lifecycle" table under "Subscribers"). Anything not listed is refused. */
 export const SUBSCRIBER_TRANSITIONS: Transitions<SubscriberStatus> = {
   [SubscriberStatus.Prospect]: [SubscriberStatus.Pending, SubscriberStatus.Active, SubscriberStatus.Archived],
   [SubscriberStatus.Pending]: [SubscriberStatus.Active, SubscriberStatus.Cancelled],

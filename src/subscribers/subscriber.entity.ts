@@ -1,5 +1,5 @@
 import type { Metadata } from '../common/metadata';
-import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { Tenant } from '../gateway';
 import { SubscriberStatus, SuspensionReason } from './subscriber-status';
 
@@ -18,7 +18,7 @@ export interface PostalAddress {
 // The key of other domains' composite foreign keys (tickets): a reference holds to the tenant's own subscribers.
 @Index('uq_subscribers_tenant_id', ['tenantId', 'id'], { unique: true })
 @Index('uq_subscribers_external_id', ['tenantId', 'externalId'], { unique: true })
-// DESIGN §4 duplicate rule: one live (non-archived) subscriber per email, case-insensitively.
+// The duplicate rule of email: one live (non-archived) subscriber per email, case-insensitively.
 @Index('uq_subscribers_email', ['tenantId', 'emailNormalized'], {
   unique: true,
   where: `"status" <> 'archived' AND "email_normalized" IS NOT NULL`,
@@ -29,6 +29,8 @@ export interface PostalAddress {
 @ForeignKey('billing_profiles', ['tenantId', 'billingProfileId'], ['tenantId', 'id'], {
   name: 'fk_subscribers_billing_profile',
 })
+// An exemption always says why, and only an exemption has a reason.
+@Check('chk_subscribers_tax_exempt', `"tax_exempt" = ("tax_exempt_reason" IS NOT NULL)`)
 export class Subscriber {
   @ForeignKey(() => Tenant, { name: 'fk_subscribers_tenant' })
   @Column('text')
@@ -73,4 +75,17 @@ export class Subscriber {
 
   @Column({ type: 'timestamptz', precision: 3 })
   updatedAt: Date;
+
+  // Last, so the INSERT's parameters before them keep their places (bench/baseline-insert.ts lists them in order).
+  /** Not taxed: invoices show the reason and the tax id instead of taxes. */
+  @Column('boolean', { default: false })
+  taxExempt: boolean;
+
+  /** Why it is exempt (a certificate, a status); set exactly when taxExempt. */
+  @Column('text', { nullable: true })
+  taxExemptReason: string | null;
+
+  /** Its VAT or tax number, printed on its invoices. */
+  @Column('text', { nullable: true })
+  taxId: string | null;
 }

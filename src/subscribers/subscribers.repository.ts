@@ -7,6 +7,7 @@ import { type Condition, isoTimestampSql, type RenderedList, renderedPage } from
 import { entityColumns } from '../database/entity-columns';
 import { lockForUpdate } from '../database/lock-for-update';
 import { preparedQuery, type PreparedStatement } from '../database/prepared-query';
+import { SqlParams } from '../database/sql-params';
 import { EventsRepository, type EventRecord } from '../events';
 import { SubscriberStatus } from './subscriber-status';
 import { Subscriber } from './subscriber.entity';
@@ -17,10 +18,13 @@ const COLUMN_LIST = COLUMNS.map(({ column }) => column).join(', ');
 /** Set by an update: every column but the row's key and its creation time. */
 const UPDATED = COLUMNS.filter(({ property }) => !['tenantId', 'id', 'createdAt'].includes(property));
 
-/** A new subscriber's INSERT, parameters `$1`… in the order of the entity's columns (bench/baseline-insert.ts too). */
-export const INSERT_SUBSCRIBER =
-  `INSERT INTO subscribers (${COLUMN_LIST}) ` +
-  `VALUES (${COLUMNS.map((_, index) => `$${index + 1}`).join(', ')})`;
+/** A new subscriber's INSERT, its values added to `params` in the order of the entity's columns. */
+function insertSubscriber(params: SqlParams, subscriber: Subscriber): string {
+  return `INSERT INTO subscribers (${COLUMN_LIST}) VALUES (${params.list(subscriberParams(subscriber))})`;
+}
+
+/** The same INSERT alone, parameters `$1`… in the order of the entity's columns (bench/baseline-insert.ts). */
+export const INSERT_SUBSCRIBER = insertSubscriber(new SqlParams(), new Subscriber());
 
 /** The hottest read of the API: one plain statement naming its columns (a kept plan survives an added column). */
 const BY_ID: PreparedStatement = {
@@ -28,12 +32,16 @@ const BY_ID: PreparedStatement = {
   text: `SELECT ${COLUMN_LIST} FROM subscribers WHERE tenant_id = $1 AND id = $2`,
 };
 
-const UPDATE: PreparedStatement = {
-  name: 'subscriber_update',
-  text:
-    `UPDATE subscribers SET ${UPDATED.map(({ column }, index) => `${column} = $${index + 3}`).join(', ')} ` +
-    'WHERE tenant_id = $1 AND id = $2',
-};
+/** Writes every column but the key and created_at of `subscriber`: its values added to `params`. */
+function updateSubscriber(params: SqlParams, subscriber: Subscriber): PreparedStatement {
+  const set = UPDATED.map(({ column, property }) => `${column} = ${params.add(subscriber[property])}`).join(
+    ', ',
+  );
+  return {
+    name: 'subscriber_update',
+    text: `UPDATE subscribers SET ${set} WHERE tenant_id = ${params.add(subscriber.tenantId)} AND id = ${params.add(subscriber.id)}`,
+  };
+}
 
 /** A `subscribers` row as `pg` returns it, by column name. */
 type SubscriberRow = Record<string, unknown>;
@@ -47,7 +55,7 @@ function fromRow(row: SubscriberRow): Subscriber {
 }
 
 /**
- * The list, each item SubscriberDto.from as Postgres renders it, field for field (test/list-rendering.e2e-spec.ts
+ * The list, each item SubscriberDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts
  * holds the two to the same answer).
  */
 const SUBSCRIBER_LIST: RenderedList = {
@@ -58,7 +66,8 @@ const SUBSCRIBER_LIST: RenderedList = {
     'id', s.id, 'external_id', s.external_id, 'full_name', s.full_name, 'status', s.status,
     'billing_profile_id', s.billing_profile_id, 'created_at', ${isoTimestampSql('s.created_at')},
     'email', s.email, 'phone', s.phone, 'suspension_reason', s.suspension_reason, 'address', s.address,
-    'metadata', s.metadata, 'updated_at', ${isoTimestampSql('s.updated_at')})`,
+    'metadata', s.metadata, 'updated_at', ${isoTimestampSql('s.updated_at')},
+    'tax_exempt', s.tax_exempt, 'tax_exempt_reason', s.tax_exempt_reason, 'tax_id', s.tax_id)`,
 };
 
 /** The row's values in the order of the entity's columns: the parameters of INSERT_SUBSCRIBER. */
@@ -73,7 +82,17 @@ export interface SubscriberFilter {
   emailNormalized?: string | null;
 }
 
-/** The only place the `subscribers` table is read and written. */
+/**
+ * The subscribers table in another module's statement, `subscribers <alias>` after its FROM or JOIN, for the
+ * statements that must read subscribers with their own tables in one snapshot: billing's bill run (due subscribers,
+ * row-locked), its dunning sweeps and the profile a subscriber bills through. They read its tenant_id, id, status,
+ * billing_profile_id and tax_exempt. Other reads call SubscribersService (docs/architecture.md, "Owns (tables)").
+ */
+export function subscribersTable(alias: string): string {
+  return `subscribers ${alias}`;
+}
+
+/** The only place the `subscribers` table is read and written (and subscribersTable the way others' statements join it). */
 @Injectable()
 export class SubscribersRepository {
   constructor(private readonly events: EventsRepository) {}
@@ -88,26 +107,19 @@ export class SubscribersRepository {
     event: EventRecord,
     claim: ClaimInStatement | null,
   ): Promise<number> {
-    const subscriberCte = `subscriber AS (${INSERT_SUBSCRIBER})`;
-    let statement: PreparedStatement;
-    let params = subscriberParams(subscriber);
-    if (claim) {
-      const { sql, check } = claim.ctes(COLUMNS.length + 1);
-      const callerParams = COLUMNS.length + claim.params.length;
-      statement = this.events.statement(
-        'subscriber_create_keyed',
-        `${subscriberCte}, ${sql}`,
-        callerParams,
-        check,
-      );
-      params = [...params, ...claim.params];
-    } else {
-      statement = this.events.statement('subscriber_create', subscriberCte, COLUMNS.length);
-    }
-    const rows = await preparedQuery<{ deliveries: number }>(manager, statement, [
-      ...params,
-      ...this.events.params(event),
-    ]);
+    const params = new SqlParams();
+    const subscriberCte = `subscriber AS (${insertSubscriber(params, subscriber)})`;
+    const claimed = claim?.ctes(params);
+    const statement = claimed
+      ? this.events.statement(
+          'subscriber_create_keyed',
+          params,
+          event,
+          `${subscriberCte}, ${claimed.sql}`,
+          claimed.check,
+        )
+      : this.events.statement('subscriber_create', params, event, subscriberCte);
+    const rows = await preparedQuery<{ deliveries: number }>(manager, statement, params.values);
     return rows[0].deliveries;
   }
 
@@ -145,11 +157,8 @@ export class SubscribersRepository {
 
   /** Writes every column but the key and created_at: one UPDATE, no read-before-write. */
   async update(manager: EntityManager, subscriber: Subscriber): Promise<void> {
-    await preparedQuery(manager, UPDATE, [
-      subscriber.tenantId,
-      subscriber.id,
-      ...UPDATED.map(({ property }) => subscriber[property]),
-    ]);
+    const params = new SqlParams();
+    await preparedQuery(manager, updateSubscriber(params, subscriber), params.values);
   }
 
   /** A page of the tenant's subscribers, newest first, each rendered by Postgres as SubscriberDto. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { assertIfMatch } from '../common/http/etag';
@@ -20,7 +21,7 @@ import {
   SuspensionReason,
 } from './subscriber-status';
 import { Subscriber } from './subscriber.entity';
-import { newSubscriber, normalizeEmail, writeError } from './subscriber-records';
+import { assertTaxExemption, newSubscriber, normalizeEmail, writeError } from './subscriber-records';
 import { type OutstandingBalancePolicy, SUBSCRIBER_FOLLOWS_SERVICE } from './subscriber-rules';
 import { SubscribersRepository } from './subscribers.repository';
 
@@ -30,9 +31,10 @@ export class SubscribersService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly subscribers: SubscribersRepository,
+    private readonly clock: Clock,
   ) {}
 
   /** Registers how what a subscriber owes is found, so a subscriber who owes money is not archived. */
@@ -42,9 +44,9 @@ export class SubscribersService {
 
   /** The subscriber, its `subscriber.created` event and that event's webhook deliveries: one statement. */
   async create(auth: AuthContext, dto: CreateSubscriberDto): Promise<CreatedSubscriberDto> {
-    const subscriber = newSubscriber(auth.tenantId, dto);
+    const subscriber = newSubscriber(auth.tenantId, dto, this.clock.now());
     try {
-      return await this.tx.runStatement(auth, async (tx) => {
+      return await this.transactionRunner.runStatement(auth, async (tx) => {
         const event = eventRecord(
           {
             tenantId: subscriber.tenantId,
@@ -53,6 +55,7 @@ export class SubscribersService {
             object: SubscriberDto.from(subscriber),
           },
           tx.scope,
+          subscriber.createdAt,
         );
         const answer = CreatedSubscriberDto.from(subscriber);
         const claim = tx.claimInStatement(answer);
@@ -68,7 +71,7 @@ export class SubscribersService {
   async update(auth: AuthContext, id: string, dto: UpdateSubscriberDto): Promise<Subscriber> {
     const { tenantId } = auth;
     try {
-      return await this.tx.run(auth, async (tx) => {
+      return await this.transactionRunner.run(auth, async (tx) => {
         const subscriber = await this.subscribers.lockForUpdate(tx.manager, tenantId, id);
         await assertIfMatch(() => SubscriberDto.from(subscriber));
         if (subscriber.status === SubscriberStatus.Archived) {
@@ -78,7 +81,7 @@ export class SubscribersService {
         if (changed.length === 0) {
           return subscriber;
         }
-        subscriber.updatedAt = new Date();
+        subscriber.updatedAt = this.clock.now();
         await this.subscribers.update(tx.manager, subscriber);
         await this.events.append(tx, {
           tenantId,
@@ -111,7 +114,7 @@ export class SubscribersService {
         'reason',
       );
     }
-    return this.tx.run(auth, (tx) => this.changeStatusIn(tx, tenantId, id, dto));
+    return this.transactionRunner.run(auth, (tx) => this.changeStatusIn(tx, tenantId, id, dto));
   }
 
   /** The status change in the caller's transaction (an automation rule's); the DTO is already checked. */
@@ -126,7 +129,7 @@ export class SubscribersService {
       await this.assertNothingOwed(tx.manager, tenantId, id);
     }
     subscriber.suspensionReason = suspending ? (dto.reason as SuspensionReason) : null;
-    subscriber.updatedAt = new Date();
+    subscriber.updatedAt = this.clock.now();
     await this.subscribers.update(tx.manager, subscriber);
     const answer = SubscriberDto.from(subscriber);
     await this.events.append(tx, {
@@ -185,7 +188,7 @@ export class SubscribersService {
     const from = subscriber.status;
     subscriber.status = assertTransition(from, to);
     subscriber.suspensionReason = null;
-    subscriber.updatedAt = new Date();
+    subscriber.updatedAt = this.clock.now();
     await this.subscribers.update(tx.manager, subscriber);
     const answer = SubscriberDto.from(subscriber);
     const { actor } = automationScope(SUBSCRIBER_FOLLOWS_SERVICE);
@@ -276,6 +279,22 @@ export class SubscribersService {
     }
     if (dto.metadata !== undefined) {
       set('metadata', 'metadata', mergeMetadata(subscriber.metadata, dto.metadata));
+    }
+    if (dto.tax_exempt !== undefined || dto.tax_exempt_reason !== undefined) {
+      const exempt = dto.tax_exempt ?? subscriber.taxExempt;
+      // Ending an exemption drops its reason; a reason sent on its own replaces the current one.
+      const reason =
+        dto.tax_exempt_reason !== undefined
+          ? dto.tax_exempt_reason
+          : exempt
+            ? subscriber.taxExemptReason
+            : null;
+      assertTaxExemption(exempt, reason);
+      set('tax_exempt', 'taxExempt', exempt);
+      set('tax_exempt_reason', 'taxExemptReason', reason);
+    }
+    if (dto.tax_id !== undefined) {
+      set('tax_id', 'taxId', dto.tax_id);
     }
     return changed;
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { assertIfMatch } from '../common/http/etag';
@@ -18,7 +19,7 @@ import { TicketsRepository } from './tickets.repository';
 import { assertEditable, TicketsService } from './tickets.service';
 
 /** Where a public comment moves its ticket: the customer answering what the help desk waits on, or a first reply. */
-function statusAfterComment(
+export function statusAfterComment(
   ticket: Ticket,
   comment: TicketComment,
 ): { to: TicketStatus; reason: string } | null {
@@ -39,11 +40,12 @@ function statusAfterComment(
 export class TicketCommentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly tickets: TicketsRepository,
     private readonly comments: TicketCommentsRepository,
     private readonly ticketsService: TicketsService,
+    private readonly clock: Clock,
   ) {}
 
   /** The comment, its effect on the ticket (reopen, first response) and their events, in one transaction. */
@@ -56,14 +58,18 @@ export class TicketCommentsService {
       );
     }
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const ticket = await this.tickets.lockForUpdate(tx.manager, tenantId, ticketId);
       // A comment can move the ticket (a reply reopens it): If-Match names the ticket, as GET /tickets/{id} shows it.
       await assertIfMatch(async () =>
-        TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, ticketId)),
+        TicketDetailDto.withHistory(
+          ticket,
+          await this.tickets.history(tx.manager, tenantId, ticketId),
+          this.clock.now(),
+        ),
       );
       assertEditable(ticket);
-      const createdAt = new Date();
+      const createdAt = this.clock.now();
       const comment = Object.assign(new TicketComment(), {
         tenantId,
         id: newId('tcm', createdAt),

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner } from '../database/transaction-runner';
 import { EventsService } from '../events';
@@ -16,7 +17,8 @@ import { TicketSettings } from './ticket.entity';
 
 const HOUR_MS = 3_600_000;
 
-function dueHoursOf(settings: TicketSettings | null): DueHours {
+/** The tenant's hours per priority: its own, or the defaults when it never changed them. */
+export function dueHoursOf(settings: TicketSettings | null): DueHours {
   if (!settings) {
     return { ...DEFAULT_DUE_HOURS };
   }
@@ -28,6 +30,11 @@ function dueHoursOf(settings: TicketSettings | null): DueHours {
   };
 }
 
+/** A ticket's due time: `createdAt` plus the hours its priority has under these settings. */
+export function slaDueAt(settings: TicketSettings | null, priority: TicketPriority, createdAt: Date): Date {
+  return new Date(createdAt.getTime() + dueHoursOf(settings)[priority] * HOUR_MS);
+}
+
 function answer(settings: TicketSettings | null): TicketSettingsDto {
   return { due_hours: dueHoursOf(settings), updated_at: settings ? settings.updatedAt.toISOString() : null };
 }
@@ -37,9 +44,10 @@ function answer(settings: TicketSettings | null): TicketSettingsDto {
 export class TicketSettingsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly settings: TicketSettingsRepository,
+    private readonly clock: Clock,
   ) {}
 
   async get(tenantId: string): Promise<TicketSettingsDto> {
@@ -53,21 +61,20 @@ export class TicketSettingsService {
     priority: TicketPriority,
     createdAt: Date,
   ): Promise<Date> {
-    const hours = dueHoursOf(await this.settings.find(manager, tenantId))[priority];
-    return new Date(createdAt.getTime() + hours * HOUR_MS);
+    return slaDueAt(await this.settings.find(manager, tenantId), priority, createdAt);
   }
 
   /** Merges the priorities sent into the stored hours; tickets created afterwards, or re-prioritised, use them. */
   update(auth: AuthContext, dto: UpdateTicketSettingsDto): Promise<TicketSettingsDto> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const initial = Object.assign(new TicketSettings(), {
         tenantId,
         urgentHours: DEFAULT_DUE_HOURS.urgent,
         highHours: DEFAULT_DUE_HOURS.high,
         normalHours: DEFAULT_DUE_HOURS.normal,
         lowHours: DEFAULT_DUE_HOURS.low,
-        updatedAt: new Date(),
+        updatedAt: this.clock.now(),
       });
       const settings = await this.settings.lock(tx.manager, initial);
       const before = dueHoursOf(settings);
@@ -81,7 +88,7 @@ export class TicketSettingsService {
       for (const priority of changed) {
         settings[`${priority}Hours`] = sent[priority] as number;
       }
-      settings.updatedAt = new Date();
+      settings.updatedAt = this.clock.now();
       await this.settings.update(tx.manager, settings);
       const result = answer(settings);
       await this.events.append(tx, {

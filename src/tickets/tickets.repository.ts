@@ -24,7 +24,7 @@ export interface TicketFilter {
 const OVERDUE = `(t.status NOT IN (${SLA_STOPPED_STATUSES.map((status) => `'${status}'`).join(', ')}) AND t.due_at < now())`;
 
 /**
- * The list, each item TicketDto.from as Postgres renders it, field for field (test/list-rendering.e2e-spec.ts holds
+ * The list, each item TicketDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts holds
  * the two to the same answer).
  */
 const TICKET_LIST: RenderedList = {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postgres-errors';
@@ -52,17 +53,18 @@ export function assertEditable(ticket: Ticket): void {
 export class TicketsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly tickets: TicketsRepository,
     private readonly settings: TicketSettingsService,
     private readonly subscribers: SubscribersService,
+    private readonly clock: Clock,
   ) {}
 
   /** The ticket, its number, its first history entry and `ticket.created`, in one transaction. */
   async create(auth: AuthContext, dto: CreateTicketDto): Promise<TicketDetailDto> {
     try {
-      return await this.tx.run(auth, (tx) => this.createIn(tx, auth.tenantId, dto));
+      return await this.transactionRunner.run(auth, (tx) => this.createIn(tx, auth.tenantId, dto));
     } catch (error) {
       throw writeError(error, dto.subscriber_id) ?? error;
     }
@@ -70,7 +72,7 @@ export class TicketsService {
 
   /** A new ticket in the caller's transaction (an automation rule's). */
   async createIn(tx: Tx, tenantId: string, dto: CreateTicketDto): Promise<TicketDetailDto> {
-    const createdAt = new Date();
+    const createdAt = this.clock.now();
     const ticket = Object.assign(new Ticket(), {
       tenantId,
       id: newId('tkt', createdAt),
@@ -98,9 +100,9 @@ export class TicketsService {
       tenantId,
       type: 'ticket.created',
       subjectId: ticket.id,
-      object: TicketDto.from(ticket),
+      object: TicketDto.from(ticket, this.clock.now()),
     });
-    return TicketDetailDto.withHistory(ticket, [created]);
+    return TicketDetailDto.withHistory(ticket, [created], this.clock.now());
   }
 
   async getDetail(tenantId: string, id: string): Promise<TicketDetailDto> {
@@ -109,7 +111,11 @@ export class TicketsService {
     if (!ticket) {
       throw ApiError.notFound('ticket', id);
     }
-    return TicketDetailDto.withHistory(ticket, await this.tickets.history(manager, tenantId, id));
+    return TicketDetailDto.withHistory(
+      ticket,
+      await this.tickets.history(manager, tenantId, id),
+      this.clock.now(),
+    );
   }
 
   list(tenantId: string, query: ListTicketsQueryDto): Promise<RenderedPage> {
@@ -129,10 +135,14 @@ export class TicketsService {
 
   update(auth: AuthContext, id: string, dto: UpdateTicketDto): Promise<TicketDetailDto> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const ticket = await this.tickets.lockForUpdate(tx.manager, tenantId, id);
       await assertIfMatch(async () =>
-        TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, id)),
+        TicketDetailDto.withHistory(
+          ticket,
+          await this.tickets.history(tx.manager, tenantId, id),
+          this.clock.now(),
+        ),
       );
       assertEditable(ticket);
       const changed = this.applyChanges(ticket, dto);
@@ -140,17 +150,21 @@ export class TicketsService {
         ticket.dueAt = await this.settings.dueAt(tx.manager, tenantId, ticket.priority, ticket.createdAt);
       }
       if (changed.length > 0) {
-        ticket.updatedAt = new Date();
+        ticket.updatedAt = this.clock.now();
         await this.tickets.update(tx.manager, ticket);
         await this.events.append(tx, {
           tenantId,
           type: 'ticket.updated',
           subjectId: ticket.id,
-          object: TicketDto.from(ticket),
+          object: TicketDto.from(ticket, this.clock.now()),
           details: { changed_fields: changed },
         });
       }
-      return TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, id));
+      return TicketDetailDto.withHistory(
+        ticket,
+        await this.tickets.history(tx.manager, tenantId, id),
+        this.clock.now(),
+      );
     });
   }
 
@@ -163,13 +177,21 @@ export class TicketsService {
         'reason',
       );
     }
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const ticket = await this.tickets.lockForUpdate(tx.manager, tenantId, id);
       await assertIfMatch(async () =>
-        TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, id)),
+        TicketDetailDto.withHistory(
+          ticket,
+          await this.tickets.history(tx.manager, tenantId, id),
+          this.clock.now(),
+        ),
       );
       await this.moveTo(tx, ticket, dto.status, dto.reason ?? null);
-      return TicketDetailDto.withHistory(ticket, await this.tickets.history(tx.manager, tenantId, id));
+      return TicketDetailDto.withHistory(
+        ticket,
+        await this.tickets.history(tx.manager, tenantId, id),
+        this.clock.now(),
+      );
     });
   }
 
@@ -180,7 +202,7 @@ export class TicketsService {
   async moveTo(tx: Tx, ticket: Ticket, to: TicketStatus, reason: string | null): Promise<void> {
     const from = ticket.status;
     ticket.status = assertTransition(from, to);
-    const now = new Date();
+    const now = this.clock.now();
     if (to === TicketStatus.Resolved) {
       ticket.resolvedAt = now;
     } else if (to !== TicketStatus.Closed) {
@@ -196,7 +218,7 @@ export class TicketsService {
       tenantId: ticket.tenantId,
       type: 'ticket.status_changed',
       subjectId: ticket.id,
-      object: TicketDto.from(ticket),
+      object: TicketDto.from(ticket, this.clock.now()),
       details: { from, to, reason },
     });
   }

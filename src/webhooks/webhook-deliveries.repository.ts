@@ -4,7 +4,8 @@ import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { paginate, type PageQueryDto } from '../common/pagination';
 import { entityColumns } from '../database/entity-columns';
-import { type EventPlaceholders, type OutboxFanOut, patternsFor } from '../events';
+import type { SqlParams } from '../database/sql-params';
+import { type EventPlaceholders, type EventRecord, type OutboxFanOut, patternsFor } from '../events';
 import { DeliveryStatus, WebhookAttempt, WebhookDelivery } from './webhook.entity';
 
 const DELIVERY_COLUMNS = entityColumns(WebhookDelivery);
@@ -15,7 +16,9 @@ const DELIVERY_COLUMNS = entityColumns(WebhookDelivery);
  * delivery is due at the database's now(), the clock every claim and lease uses, not at this instance's.
  */
 export const DELIVERIES_FAN_OUT: OutboxFanOut = {
-  ctes(event: EventPlaceholders, firstParam: number) {
+  tag: '',
+  appliesTo: () => true,
+  ctes(event: EventPlaceholders, record: EventRecord, params: SqlParams) {
     // Typed by the entity: a column added to it must be given its value here.
     const values: Record<keyof WebhookDelivery, string> = {
       tenantId: event.tenantId,
@@ -34,10 +37,9 @@ export const DELIVERIES_FAN_OUT: OutboxFanOut = {
       `deliveries AS (INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS.map((c) => c.column).join(', ')}) ` +
       `SELECT ${DELIVERY_COLUMNS.map((c) => values[c.property]).join(', ')} ` +
       `FROM webhooks webhook WHERE webhook.tenant_id = ${event.tenantId} AND webhook.enabled ` +
-      `AND webhook.events && $${firstParam}::text[] RETURNING 1)`;
-    return { sql, select: 'SELECT count(*)::int AS deliveries FROM deliveries' };
+      `AND webhook.events && ${params.add(patternsFor(record.type), 'text[]')} RETURNING 1)`;
+    return { sql, count: '(SELECT count(*)::int FROM deliveries)' };
   },
-  params: (record) => [patternsFor(record.type)],
   rowsCtes(source: string) {
     const values: Record<keyof WebhookDelivery, string> = {
       tenantId: 'e.tenant_id',
@@ -57,7 +59,7 @@ export const DELIVERIES_FAN_OUT: OutboxFanOut = {
       `SELECT ${DELIVERY_COLUMNS.map((c) => values[c.property]).join(', ')} ` +
       `FROM ${source} e JOIN webhooks webhook ON webhook.tenant_id = e.tenant_id AND webhook.enabled ` +
       `AND webhook.events && e.patterns RETURNING 1)`;
-    return { sql, select: 'SELECT count(*)::int AS deliveries FROM deliveries' };
+    return { sql, count: '(SELECT count(*)::int FROM deliveries)' };
   },
 };
 

@@ -1,6 +1,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Clock } from '../common/clock';
 import { guardedLookup, hostOf, isForbiddenAddress } from './callback-address';
 
 const MAX_READ_BYTES = 64 * 1024;
@@ -17,7 +19,8 @@ export interface SendResult {
   retryAfterS: number | null;
 }
 
-function retryAfterSeconds(header: string | undefined): number | null {
+/** Seconds from a Retry-After header: a number of them, or an HTTP date measured from the app's `now`. */
+export function retryAfterSeconds(header: string | undefined, now: Date): number | null {
   if (!header) {
     return null;
   }
@@ -25,26 +28,27 @@ function retryAfterSeconds(header: string | undefined): number | null {
     return Number(header.trim());
   }
   const date = Date.parse(header);
-  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now.getTime()) / 1000));
 }
 
 /**
  * POSTs one delivery. Redirects are not followed (a 3xx is a failed attempt), the answer is read up to 64 KiB, and
- * unless private addresses are allowed, every address the host resolves to is checked when connecting.
+ * unless private addresses are allowed, every address the host resolves to is checked when connecting. The duration
+ * is elapsed time (the monotonic clock); `clock` dates a Retry-After given as an HTTP date.
  */
 export function sendWebhook(
   target: string,
   headers: Record<string, string>,
   body: string,
-  options: { timeoutMs: number; allowPrivate: boolean },
+  options: { timeoutMs: number; allowPrivate: boolean; clock: Clock },
 ): Promise<SendResult> {
-  const started = Date.now();
+  const started = performance.now();
   const done = (partial: Partial<SendResult>): SendResult => ({
     statusCode: null,
     body: null,
     error: null,
     retryAfterS: null,
-    durationMs: Date.now() - started,
+    durationMs: Math.round(performance.now() - started),
     ...partial,
   });
   return new Promise((resolve) => {
@@ -85,7 +89,7 @@ export function sendWebhook(
             done({
               statusCode: response.statusCode ?? null,
               body: Buffer.concat(chunks).subarray(0, MAX_KEPT_BYTES).toString('utf8'),
-              retryAfterS: retryAfterSeconds(response.headers['retry-after']),
+              retryAfterS: retryAfterSeconds(response.headers['retry-after'], options.clock.now()),
             }),
           );
         response.on('end', finish);

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { PollingLoop } from '../common/polling-loop';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
@@ -13,7 +14,7 @@ import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { DeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery } from './webhook.entity';
 import { WebhooksRepository } from './webhooks.repository';
 
-function formatDuration(seconds: number): string {
+export function formatDuration(seconds: number): string {
   if (seconds >= 86_400) {
     return `${Math.round(seconds / 86_400)} days`;
   }
@@ -25,6 +26,24 @@ function formatDuration(seconds: number): string {
 
 /** ±10 % so retries of many deliveries that failed together do not arrive together. */
 const jitter = (seconds: number): number => seconds * (0.9 + Math.random() * 0.2);
+
+/**
+ * When attempt number `attempt` (1 for the first) is tried again, in seconds, or null when it is not: delivered (2xx),
+ * gone (410), or the retries (`delays`, one per retry) used up. A 429 or 503 with a Retry-After is honoured, up to a
+ * day; otherwise the attempt's delay, jittered.
+ */
+export function retryInSeconds(
+  attempt: number,
+  result: SendResult,
+  delays: readonly number[],
+): number | null {
+  const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  if (delivered || result.statusCode === 410 || attempt > delays.length) {
+    return null;
+  }
+  const honoured = result.statusCode === 429 || result.statusCode === 503 ? result.retryAfterS : null;
+  return honoured !== null ? Math.min(honoured, 86_400) : jitter(delays[attempt - 1]);
+}
 
 /**
  * Delivers the outbox. Each pass claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, so several instances
@@ -39,10 +58,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly webhooks: WebhooksRepository,
     private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -96,13 +116,10 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
       created_at: event.createdAt.toISOString(),
       data: event.data,
     });
-    const timestamp = Math.floor(Date.now() / 1000);
+    const now = this.clock.now();
+    const timestamp = Math.floor(now.getTime() / 1000);
     const secrets = [webhook.secret];
-    if (
-      webhook.previousSecret &&
-      webhook.previousSecretExpiresAt &&
-      webhook.previousSecretExpiresAt > new Date()
-    ) {
+    if (webhook.previousSecret && webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > now) {
       secrets.push(webhook.previousSecret);
     }
     const result = await sendWebhook(
@@ -115,7 +132,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
         'webhook-signature': signatureHeader(secrets, event.id, timestamp, body),
       },
       body,
-      { timeoutMs: this.config.webhooks.timeoutMs, allowPrivate: this.config.webhooks.allowPrivate },
+      {
+        timeoutMs: this.config.webhooks.timeoutMs,
+        allowPrivate: this.config.webhooks.allowPrivate,
+        clock: this.clock,
+      },
     );
     await this.record(delivery, webhook, result);
   }
@@ -125,15 +146,10 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
     const attempt = delivery.attempts + 1;
     const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;
-    const delays = this.config.webhooks.retryDelaysS;
-    let retryInS: number | null = null;
-    if (!delivered && !gone && attempt <= delays.length) {
-      const honoured = result.statusCode === 429 || result.statusCode === 503 ? result.retryAfterS : null;
-      retryInS = honoured !== null ? Math.min(honoured, 86_400) : jitter(delays[attempt - 1]);
-    }
+    const retryInS = retryInSeconds(attempt, result, this.config.webhooks.retryDelaysS);
     const error = delivered ? null : (result.error ?? `endpoint answered ${result.statusCode}`);
 
-    await this.tx.run(SYSTEM_SCOPE, async ({ manager }) => {
+    await this.transactionRunner.run(SYSTEM_SCOPE, async ({ manager }) => {
       // The subscription's row lock orders this against a PATCH that disables it (which cancels what is pending).
       const enabled = await this.webhooks.lockEnabled(manager, webhook.id);
       const status = delivered
@@ -153,7 +169,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
       await this.deliveries.insertAttempt(
         manager,
         Object.assign(new WebhookAttempt(), {
-          id: newId('att'),
+          id: newId('att', recorded.now),
           tenantId: delivery.tenantId,
           webhookId: webhook.id,
           deliveryId: delivery.id,

@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { assertIfMatch } from '../common/http/etag';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';
@@ -33,11 +34,12 @@ export class WebhooksService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly worker: WebhookWorker,
     private readonly webhooks: WebhooksRepository,
     private readonly webhookDeliveries: WebhookDeliveriesRepository,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -48,10 +50,10 @@ export class WebhooksService implements OnModuleInit {
   async create(auth: AuthContext, dto: CreateWebhookDto): Promise<WebhookWithSecretDto> {
     const { tenantId } = auth;
     await this.assertCallbackUrl(dto.url);
-    return this.tx.run(auth, async (tx) => {
-      const now = new Date();
+    return this.transactionRunner.run(auth, async (tx) => {
+      const now = this.clock.now();
       const webhook = Object.assign(new Webhook(), {
-        id: newId('whk'),
+        id: newId('whk', now),
         tenantId,
         url: dto.url,
         events: [...new Set(dto.events)],
@@ -81,7 +83,7 @@ export class WebhooksService implements OnModuleInit {
     if (dto.url !== undefined) {
       await this.assertCallbackUrl(dto.url);
     }
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const { manager } = tx;
       const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
       await assertIfMatch(() => WebhookDto.from(webhook));
@@ -102,7 +104,7 @@ export class WebhooksService implements OnModuleInit {
           webhook.failingSince = null;
         }
       }
-      webhook.updatedAt = new Date();
+      webhook.updatedAt = this.clock.now();
       await this.webhooks.update(manager, webhook);
       if (disabling) {
         await this.webhookDeliveries.cancelPending(manager, tenantId, webhook.id);
@@ -122,7 +124,7 @@ export class WebhooksService implements OnModuleInit {
 
   remove(auth: AuthContext, id: string): Promise<Webhook> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const { manager } = tx;
       const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
       await assertIfMatch(() => WebhookDto.from(webhook));
@@ -141,14 +143,15 @@ export class WebhooksService implements OnModuleInit {
   /** A new secret; the old one keeps signing beside it for 24 h so receivers can switch without losing events. */
   rotateSecret(auth: AuthContext, id: string): Promise<Webhook> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const { manager } = tx;
       const webhook = await this.webhooks.lockForUpdate(manager, tenantId, id);
       await assertIfMatch(() => WebhookDto.from(webhook));
       webhook.previousSecret = webhook.secret;
-      webhook.previousSecretExpiresAt = new Date(Date.now() + SECRET_GRACE_MS);
+      const now = this.clock.now();
+      webhook.previousSecretExpiresAt = new Date(now.getTime() + SECRET_GRACE_MS);
       webhook.secret = generateWebhookSecret();
-      webhook.updatedAt = new Date();
+      webhook.updatedAt = now;
       await this.webhooks.update(manager, webhook);
       await this.events.append(tx, {
         tenantId,
@@ -163,7 +166,7 @@ export class WebhooksService implements OnModuleInit {
   /** Sends a `webhook.test` event to this endpoint alone. */
   sendTest(auth: AuthContext, id: string): Promise<WebhookTestDto> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const webhook = await this.webhooks.lockForUpdate(tx.manager, tenantId, id);
       this.assertEnabled(webhook);
       const event = await this.events.append(
@@ -180,7 +183,7 @@ export class WebhooksService implements OnModuleInit {
   /** Sends the event of a past delivery again, as a new delivery with a fresh attempt count. */
   redeliver(auth: AuthContext, deliveryId: string): Promise<RedeliveryDto> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const original = await this.webhookDeliveries.getById(tx.manager, tenantId, deliveryId);
       this.assertEnabled(await this.webhooks.lockForUpdate(tx.manager, tenantId, original.webhookId));
       const delivery = await this.queueDelivery(
@@ -234,9 +237,9 @@ export class WebhooksService implements OnModuleInit {
     event: Pick<EventRecord, 'id' | 'type' | 'tenantId'>,
     webhookId: string,
   ): Promise<WebhookDelivery> {
-    const now = new Date();
+    const now = this.clock.now();
     const delivery = Object.assign(new WebhookDelivery(), {
-      id: newId('dlv'),
+      id: newId('dlv', now),
       tenantId: event.tenantId,
       webhookId,
       eventId: event.id,

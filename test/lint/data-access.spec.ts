@@ -6,7 +6,8 @@ import { dirname, join } from 'node:path';
 /**
  * `npm run lint:data-access` (scripts/check-data-access.sh, then scripts/check-data-access.js) run on small trees of
  * its own: a docs/architecture.md whose "Owns (tables)" column says which folder owns which table, and src/ files that
- * write tables from the owner's folder, from another one, and to a table no row owns.
+ * write tables from the owner's folder, from another one, and to a table no row owns, and that read other modules'
+ * tables through what the owner's index.ts exports or around it.
  */
 const SCRIPT = join(__dirname, '..', '..', 'scripts', 'check-data-access.sh');
 
@@ -152,6 +153,69 @@ const bad: Tree = {
   ),
 };
 
+/**
+ * Modules reading each other's tables: beta through what alpha's index.ts exports (its repository, and the fragment
+ * `alphasTable` for a join in one statement) and not (SQL naming alphas, TypeORM on alpha's entity); billing's
+ * sub-folders reading each other's tables (one module).
+ */
+const reads: Tree = {
+  'docs/architecture.md': lines(
+    ...DOC_HEAD,
+    '| alpha | `alphas` | none | events |',
+    '| beta | `betas` | none | alpha |',
+    '| billing | per sub-folder: `invoices/`: `invoices`; `runs/`: `billing_runs` | none | alpha |',
+  ),
+  'src/alpha/alpha.entity.ts': lines("@Entity('alphas')", 'export class Alpha {}'),
+  'src/alpha/alpha.repository.ts': lines(
+    "import { Alpha } from './alpha.entity';",
+    'export const alphasTable = (alias: string): string => `alphas ${alias}`;',
+    "export const ALPHAS = 'alphas';",
+    'export class AlphaRepository {',
+    '  names(manager: EntityManager, ids: string[]) {',
+    "    return manager.query('SELECT name FROM alphas WHERE id = ANY($1)', [ids]);",
+    '  }',
+    '  byId(manager: EntityManager, id: string) {',
+    '    return manager.findOneBy(Alpha, { id });',
+    '  }',
+    '}',
+  ),
+  'src/alpha/index.ts': lines(
+    "export { Alpha } from './alpha.entity';",
+    "export { AlphaRepository, alphasTable, ALPHAS } from './alpha.repository';",
+  ),
+  'src/beta/beta.entity.ts': lines("@Entity('betas')", 'export class Beta {}'),
+  'src/beta/beta.repository.ts': lines(
+    "import { Alpha, ALPHAS, alphasTable } from '../alpha';",
+    'export class BetaRepository {',
+    '  constructor(@InjectRepository(Alpha) private readonly alphas: Repository<Alpha>) {}',
+    '  async read(manager: EntityManager) {',
+    "    await manager.query(`SELECT b.id FROM betas b JOIN ${alphasTable('a')} ON a.id = b.alpha_id`);",
+    "    await manager.query('SELECT x.id FROM jsonb_to_recordset($1) AS x(id text) JOIN betas b ON b.id = x.id');",
+    "    await manager.query('SELECT name FROM alphas WHERE id = $1');",
+    '    await manager.query(`SELECT b.id FROM betas b',
+    '      LEFT JOIN alphas a ON a.id = b.alpha_id`);',
+    "    await manager.query('SELECT b.id FROM betas b, alphas a WHERE a.id = b.alpha_id');",
+    "    await manager.query('SELECT id FROM betas WHERE EXISTS (SELECT 1 FROM alphas)');",
+    '    await manager.query(`SELECT count(*) FROM ${ALPHAS}`);',
+    '    await manager.findOneBy(Alpha, { id: 1 });',
+    "    await manager.createQueryBuilder(Alpha, 'a').getMany();",
+    "    await manager.query('UPDATE betas SET n = 1 FROM alphas a WHERE a.id = betas.alpha_id');",
+    '  }',
+    '}',
+  ),
+  'src/billing/invoices/invoice.entity.ts': lines("@Entity('invoices')", 'export class Invoice {}'),
+  'src/billing/runs/billing-run.entity.ts': lines("@Entity('billing_runs')", 'export class BillingRun {}'),
+  'src/billing/runs/billing-runs.repository.ts': lines(
+    "import { Invoice } from '../invoices/invoice.entity';",
+    'export class BillingRunsRepository {',
+    '  async issued(manager: EntityManager) {',
+    "    await manager.query('SELECT r.id FROM billing_runs r JOIN invoices i ON i.run_id = r.id');",
+    '    await manager.find(Invoice, { where: { runId: 1 } });',
+    '  }',
+    '}',
+  ),
+};
+
 function run(tree: Tree): { status: number | null; out: string[] } {
   const root = mkdtempSync(join(tmpdir(), 'data-access-'));
   try {
@@ -180,7 +244,7 @@ describe('table ownership (lint:data-access)', () => {
     const { status, out } = run(good);
     expect(out).toEqual([
       'check-data-access: no SQL or TypeORM call outside repositories and src/database.',
-      'check-data-access: 5 write(s), each from the folder that owns its table (docs/architecture.md).',
+      'check-data-access: 5 write(s), each from the folder that owns its table, and 1 read(s), each from the module that owns its table (docs/architecture.md).',
     ]);
     expect(status).toBe(0);
   });
@@ -207,5 +271,55 @@ describe('table ownership (lint:data-access)', () => {
       `${line('manager.save(')}: TypeORM .save() on a table the check cannot tell; name it literally or by its entity class.`,
     ]);
     expect(status).toBe(1);
+  });
+
+  it("fails on a read of another module's table that does not go through what its index.ts exports", () => {
+    const { status, out } = run(reads);
+    const beta = 'src/beta/beta.repository.ts';
+    const line = (text: string) => at(reads, beta, text);
+    const owned = `reads a table of src/alpha (docs/architecture.md): call what src/alpha/index.ts exports instead.`;
+    expect(out).toEqual([
+      'check-data-access: no SQL or TypeORM call outside repositories and src/database.',
+      `${line('@InjectRepository(Alpha)')}: TypeORM @InjectRepository() alphas ${owned}`,
+      `${line("'SELECT name FROM alphas")}: FROM alphas ${owned}`,
+      `${line('LEFT JOIN alphas')}: JOIN alphas ${owned}`,
+      `${line('FROM betas b, alphas a')}: FROM …, alphas ${owned}`,
+      `${line('SELECT 1 FROM alphas')}: FROM alphas ${owned}`,
+      `${line('FROM ${ALPHAS}')}: FROM alphas ${owned}`,
+      `${line('findOneBy(Alpha')}: TypeORM .findOneBy() alphas ${owned}`,
+      `${line('createQueryBuilder(Alpha')}: TypeORM .createQueryBuilder() alphas ${owned}`,
+      `${line('UPDATE betas SET n = 1 FROM alphas')}: FROM alphas ${owned}`,
+    ]);
+    expect(status).toBe(1);
+  });
+
+  it("passes reads through the owner's index.ts, and any billing folder reading billing's tables", () => {
+    const throughOwner: Tree = {
+      ...reads,
+      'src/beta/beta.repository.ts': lines(
+        "import { alphasTable } from '../alpha';",
+        'export class BetaRepository {',
+        '  async read(manager: EntityManager) {',
+        "    await manager.query(`SELECT b.id FROM betas b JOIN ${alphasTable('a')} ON a.id = b.alpha_id`);",
+        "    await manager.query('SELECT x.id FROM jsonb_to_recordset($1) AS x(id text) JOIN betas b ON b.id = x.id');",
+        '  }',
+        '}',
+      ),
+      'src/beta/beta.service.ts': lines(
+        "import { AlphaRepository } from '../alpha';",
+        'export class BetaService {',
+        '  constructor(private readonly alphas: AlphaRepository) {}',
+        '  names(ids: string[]) {',
+        '    return this.alphas.names(this.dataSource.manager, ids);',
+        '  }',
+        '}',
+      ),
+    };
+    const { status, out } = run(throughOwner);
+    expect(out).toEqual([
+      'check-data-access: no SQL or TypeORM call outside repositories and src/database.',
+      'check-data-access: 0 write(s), each from the folder that owns its table, and 7 read(s), each from the module that owns its table (docs/architecture.md).',
+    ]);
+    expect(status).toBe(0);
   });
 });

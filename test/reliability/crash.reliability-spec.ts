@@ -5,18 +5,20 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import request from 'supertest';
 import { bearer } from '../support/factories';
-import { startThrowawayCluster, type ThrowawayCluster } from '../support/provisioning-process';
-import { BOOTSTRAP_TOKEN, uniqueSlug } from '../support/test-app';
+import { startThrowawayCluster, type ThrowawayCluster } from '../support/pg-cluster';
+import { killInBatch } from '../support/billing-run-process';
+import { createTenantWithToken, uniqueSlug } from '../support/test-app';
 import {
   deleteAllWebhooks,
-  eventually,
   type ReceivedRequest,
   verifies,
   WebhookReceiver,
 } from '../support/webhook-receiver';
 import { type CrashDatabase, type CrashServer, openDatabase, startCrashServer } from './support/crash-server';
 import { recordSecrets } from './support/log-capture';
-import { listAllAt, queryAt, radiusRowsAt } from '../support/remote';
+import { expectedRadiusLines, listAllAt, queryAt, radiusRowsAt, repeats } from '../support/remote';
+import type { Order } from '../support/provisioning-factory';
+import { waitFor } from '../support/wait-for';
 
 /**
  * Issue 18 item 3: the server is SIGKILLed in the middle of a mixed burst and restarted on the same data, on the
@@ -125,13 +127,6 @@ interface Answer {
   error: string | null;
 }
 
-interface Order {
-  id: string;
-  service_id: string;
-  action: string;
-  status: string;
-  attempts: number;
-}
 interface Service {
   id: string;
   subscriber_id: string;
@@ -241,15 +236,6 @@ async function inParallel<T, R>(items: T[], parallel: number, work: (item: T) =>
   return out;
 }
 
-/** Counts of each value that occurs more than once, for messages that show what repeated. */
-function repeats(values: string[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const value of values) {
-    counts[value] = (counts[value] ?? 0) + 1;
-  }
-  return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 1));
-}
-
 const sorted = (values: string[]) => [...values].sort();
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
 
@@ -316,13 +302,7 @@ interface World {
 
 /** Tenant `slug` (the holds of the first process name it) with everything the burst works on. */
 async function buildWorld(url: string, slug: string, receiver: WebhookReceiver): Promise<World> {
-  const tenant = await must(url, BOOTSTRAP_TOKEN, '/api/v1/tenants', { slug, name: `Tenant ${slug}` });
-  const issued = await must(url, BOOTSTRAP_TOKEN, '/api/v1/tokens', {
-    tenant: slug,
-    name: 'crash suite',
-    scopes: ['admin'],
-  });
-  const token = issued.token as string;
+  const { tenantId, token } = await createTenantWithToken(url, ['admin'], slug);
   recordSecrets(token);
   const events = await listAllAt<Event>(url, token, '/api/v1/events');
   const webhook = await must(url, token, '/api/v1/webhooks', { url: receiver.url, events: ['*'] });
@@ -386,13 +366,12 @@ async function buildWorld(url: string, slug: string, receiver: WebhookReceiver):
       }),
     )
   ).map((invoice) => invoice.id as string);
-  await eventually(
+  await waitFor(
     async () => {
       const active = await listAllAt<Service>(url, token, '/api/v1/services', { status: 'active' });
       return active.length === BILLED + NETWORK_SUBSCRIBERS ? true : undefined;
     },
-    60_000,
-    'every service of the setup active',
+    { timeout: 60_000, interval: 50, what: 'every service of the setup active' },
   );
   // The webhook worker has reached this tenant's deliveries: past whatever other suites left pending in a shared
   // database (tried once and parked, see ENV), which would otherwise take the burst's place.
@@ -404,7 +383,7 @@ async function buildWorld(url: string, slug: string, receiver: WebhookReceiver):
   });
   return {
     slug,
-    tenantId: tenant.id as string,
+    tenantId,
     token,
     webhookId: webhook.id as string,
     webhookSecret: webhook.secret as string,
@@ -481,57 +460,9 @@ function startBurst(burst: Burst, world: World): Promise<void> {
   return Promise.all([run, subscribers, payments, services, suspensions]).then(() => undefined);
 }
 
-/**
- * SIGKILLs `server` the moment it prints a held bill-run batch after the first BATCHES_BEFORE_KILL (those committed,
- * this one open) once `missing()` is empty, so the kill lands inside that batch's transaction, amid the burst. Rejects after
- * `timeoutMs`, or when the process ends otherwise, naming what was still missing.
- */
-function killInBatchWhen(server: CrashServer, missing: () => string[], timeoutMs: number): Promise<string[]> {
-  return new Promise<string[]>((resolve, reject) => {
-    let seen = server.batches().length;
-    let done = false;
-    const timer = setTimeout(() => {
-      done = true;
-      reject(new Error(`no kill within ${timeoutMs} ms; missing: ${missing().join(', ') || 'a held batch'}`));
-    }, timeoutMs);
-    server.onOutput(() => {
-      const batches = server.batches();
-      if (done || batches.length === seen) {
-        return;
-      }
-      seen = batches.length;
-      if (seen > BATCHES_BEFORE_KILL && missing().length === 0) {
-        done = true;
-        clearTimeout(timer);
-        server.child.kill('SIGKILL');
-        resolve(batches[seen - 1]);
-      }
-    });
-    void server.exited.then((how) => {
-      if (!done) {
-        done = true;
-        clearTimeout(timer);
-        reject(new Error(`server ended (${how}) before the kill: ${server.stderr()}`));
-      }
-    });
-  });
-}
-
 /** The rows one application of the service's last order leaves (docs/network.md). */
 function expectedRows(service: Service, password: string | undefined) {
-  const check = [`Cleartext-Password := ${password}`];
-  if (service.status === 'suspended') {
-    return { check, reply: [], groups: ['suspended : 0'] };
-  }
-  return {
-    check,
-    reply: [
-      `Mikrotik-Rate-Limit := ${PLAN.upload_kbps}k/${PLAN.download_kbps}k`,
-      `WISPr-Bandwidth-Max-Down := ${PLAN.download_kbps * 1000}`,
-      `WISPr-Bandwidth-Max-Up := ${PLAN.upload_kbps * 1000}`,
-    ].sort(),
-    groups: [],
-  };
+  return expectedRadiusLines(service.status === 'suspended' ? 'suspended' : 'active', password, PLAN);
 }
 
 /** The ids a 2xx answer of a stream names (the record it made, and its order for a service). */
@@ -731,7 +662,9 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
       ...(first.applied().some((id) => burstOrders().has(id)) ? [] : ['an order of the burst applied']),
     ];
     const burstDone = startBurst(burst, world);
-    const killedIn = await killInBatchWhen(first, missing, 60_000).finally(() => (burst.stopped = true));
+    const killedIn = await killInBatch(first, BATCHES_BEFORE_KILL, { missing, timeoutMs: 60_000 }).finally(
+      () => (burst.stopped = true),
+    );
     expect(await first.exited).toBe('SIGKILL');
     await burstDone;
     lap('burst until the kill');
@@ -799,34 +732,32 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
 
     // 6. The restarted process finishes the run, every order and every delivery.
     const runId = idsOf(burst.ok('run')[0])[0];
-    const run = await eventually(
+    const run = await waitFor(
       async () => {
         const seen = await get<BillingRun>(second.url, world.token, `/api/v1/billing-runs/${runId}`);
         return seen.status === 'running' ? undefined : seen;
       },
-      60_000,
-      `bill run ${runId} ended`,
+      { timeout: 60_000, interval: 50, what: `bill run ${runId} ended` },
     );
-    const orders = await eventually(
+    const orders = await waitFor(
       async () => {
         const all = await listAllAt<Order>(second.url, world.token, '/api/v1/provisioning-orders');
         return all.every((order) => ['completed', 'failed', 'cancelled'].includes(order.status))
           ? all
           : undefined;
       },
-      60_000,
-      'every order ended',
+      { timeout: 60_000, interval: 50, what: 'every order ended' },
     );
     const events = await listAllAt<Event>(second.url, world.token, '/api/v1/events');
     const eventIds = new Set(events.map((event) => event.id));
     expect(atKill.events.filter((id) => !eventIds.has(id))).toEqual([]);
     const owed = events.filter((event) => !world.eventsBefore.has(event.id)).map((event) => event.id);
     const stillOwed = () => owed.filter((id) => !receiver.answeredEventIds().has(id));
-    await eventually(
-      () => Promise.resolve(stillOwed().length === 0 ? true : undefined),
-      60_000,
-      'every event answered by the receiver',
-    ).catch((error: Error) => {
+    await waitFor(() => Promise.resolve(stillOwed().length === 0 ? true : undefined), {
+      timeout: 60_000,
+      interval: 50,
+      what: 'every event answered by the receiver',
+    }).catch((error: Error) => {
       throw new Error(`${error.message}; still owed: ${JSON.stringify(stillOwed().slice(0, 20))}`);
     });
 
@@ -992,7 +923,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
 
     // No request's answer was stored after its transaction (a crash there would leave its key stuck).
     for (const server of [first, second]) {
-      expect(server.output()).not.toContain('idempotent answer stored after the commit');
+      expect(server.stdout() + server.stderr()).not.toContain('idempotent answer stored after the commit');
     }
     await deleteAllWebhooks(second.url, world.token);
     expect(await second.stop('SIGTERM')).toBe('0');
@@ -1050,9 +981,7 @@ async function crashScenario(database: string, db: CrashDatabase): Promise<Figur
       phases,
     };
   } finally {
-    const alive = servers.find(
-      (server) => server.child.exitCode === null && server.child.signalCode === null,
-    );
+    const alive = servers.find((server) => server.running());
     if (alive && token) {
       // A failure midway: no delivery of this tenant is left for a later suite's server to try.
       await deleteAllWebhooks(alive.url, token).catch(() => undefined);

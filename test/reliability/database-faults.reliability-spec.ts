@@ -3,8 +3,8 @@ import request from 'supertest';
 import { bearer } from '../support/factories';
 import { planBody, uniquePppoeUsername } from '../support/provisioning-factory';
 import { subscriberBody } from '../support/subscriber-factory';
-import { BOOTSTRAP_TOKEN, uniqueSlug } from '../support/test-app';
-import { createWebhook, eventually, WebhookReceiver } from '../support/webhook-receiver';
+import { uniqueSlug } from '../support/test-app';
+import { createWebhook, WebhookReceiver } from '../support/webhook-receiver';
 import {
   type FaultCluster,
   type FaultServer,
@@ -13,7 +13,9 @@ import {
   startFaultServer,
 } from './support/faults-cluster';
 import { type Answer, byStatus, describeAnswer, maxMs, Traffic } from './support/faults-traffic';
+import { createTenant, type Tenant } from './support/instances-client';
 import { recordSecrets } from './support/log-capture';
+import { waitFor, waitUntil } from '../support/wait-for';
 
 /**
  * Issue 18 item 4: database faults. `src/main.ts` runs as a child process on a private PostgreSQL cluster this suite
@@ -118,7 +120,7 @@ interface WorkerTimes {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Waits until `find` answers something (what the traffic has recorded so far), and answers it. */
 const seen = <T>(find: () => T | undefined, what: string): Promise<T> =>
-  eventually(() => Promise.resolve(find()), RECOVERY_WAIT_MS, what);
+  waitFor(() => Promise.resolve(find()), { timeout: RECOVERY_WAIT_MS, interval: 50, what });
 const is2xx = (answer: Answer) => answer.status >= 200 && answer.status < 300 && answer.inEnvelope;
 const isUnavailable = (answer: Answer) =>
   answer.status === 503 &&
@@ -142,21 +144,8 @@ describe('Database faults: a stopped or hung database answers 503 in bounded tim
   const workers: Record<string, WorkerTimes> = {};
 
   /** A fresh tenant and an admin token of it, through the bootstrap token. */
-  async function newTenant(prefix: string): Promise<{ slug: string; token: string }> {
-    const slug = uniqueSlug(prefix);
-    await request(server.url)
-      .post('/api/v1/tenants')
-      .set(bearer(BOOTSTRAP_TOKEN))
-      .send({ slug, name: `Tenant ${slug}` })
-      .expect(201);
-    const issued = await request(server.url)
-      .post('/api/v1/tokens')
-      .set(bearer(BOOTSTRAP_TOKEN))
-      .send({ tenant: slug, name: 'database faults', scopes: ['admin'] })
-      .expect(201);
-    const token = issued.body.data.token as string;
-    recordSecrets(token);
-    return { slug, token };
+  function newTenant(prefix: string): Promise<Tenant> {
+    return createTenant(server.url, uniqueSlug(prefix));
   }
 
   /** POSTs `body` and answers `data`, failing with the answer unless its status is `status`. */
@@ -178,14 +167,7 @@ describe('Database faults: a stopped or hung database answers 503 in bounded tim
 
   /** Polls `read` until `done` holds for what it answers (API errors are retried), and answers it. */
   function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-    return eventually(
-      async () => {
-        const value = await read();
-        return done(value) ? value : undefined;
-      },
-      WORKER_WAIT_MS,
-      what,
-    );
+    return waitUntil(read, done, { timeout: WORKER_WAIT_MS, interval: 50, what });
   }
 
   /**

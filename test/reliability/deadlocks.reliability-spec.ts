@@ -5,11 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import request, { type Response } from 'supertest';
 import { expectError, expectSuccess } from '../support/envelope';
 import { bearer } from '../support/factories';
-import { type ThrowawayCluster } from '../support/provisioning-process';
-import { listAllAt, queryAt, radiusRowsAt } from '../support/remote';
-import { uniqueSlug } from '../support/test-app';
-import { eventually } from '../support/webhook-receiver';
-import { createTenant, ensure, post, repeats, tally, type Tenant } from './support/instances-client';
+import { type ThrowawayCluster } from '../support/pg-cluster';
+import { listAllAt, queryAt, radiusRowsAt, repeats, tally } from '../support/remote';
+import { ensure, uniqueSlug } from '../support/test-app';
+import { createTenant, post, type Tenant } from './support/instances-client';
 import {
   type Instance,
   databaseForInstances,
@@ -17,6 +16,8 @@ import {
   startInstances,
 } from './support/instances-process';
 import { logDir, recordSecrets } from './support/log-capture';
+import type { Order } from '../support/provisioning-factory';
+import { waitFor } from '../support/wait-for';
 
 /**
  * Issue 27 item 3, deadlocks: two server processes on one Postgres, both provisioning workers on (radius-sql), and
@@ -54,13 +55,6 @@ const WORKERS_ENV: Record<string, string> = {
   TEST_PROVISIONING_HOLD: `0:${SLUG}`,
 };
 
-interface Order {
-  id: string;
-  service_id: string;
-  action: string;
-  status: string;
-  created_at: string;
-}
 interface ServiceRow {
   id: string;
   status: string;
@@ -276,14 +270,13 @@ describe('Deadlocks on Postgres: parallel service changes and actions on two ins
 /** Waits until the tenant's orders are all ended (and, when given, number `count`); answers them. */
 async function settled(url: string, token: string, count?: number): Promise<Order[]> {
   let last: Order[] = [];
-  return eventually(
+  return waitFor(
     async () => {
       last = await listAllAt<Order>(url, token, '/api/v1/provisioning-orders');
       const open = last.filter((order) => ['acknowledged', 'in_progress'].includes(order.status));
       return open.length === 0 && (count === undefined || last.length === count) ? last : undefined;
     },
-    60_000,
-    'every order ended',
+    { timeout: 60_000, interval: 50, what: 'every order ended' },
   ).catch((error: Error) => {
     throw new Error(`${error.message} (last seen: ${JSON.stringify(tally(last.map((o) => o.status)))})`);
   });

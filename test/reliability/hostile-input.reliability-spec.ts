@@ -129,6 +129,7 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
         PROVISIONING_WORKER_ENABLED: 'false',
         BILLING_SCHEDULER_ENABLED: 'false',
         AUTOMATION_ENABLED: 'false',
+        NOTIFICATION_WORKER_ENABLED: 'false',
         WEBHOOK_ALLOW_PRIVATE: 'true',
         LOG_LEVEL: 'info',
       },

@@ -2,19 +2,11 @@ import { randomBytes } from 'node:crypto';
 import request, { type Response } from 'supertest';
 import { expectError, expectReplayOf, expectSuccess } from '../support/envelope';
 import { bearer } from '../support/factories';
-import { type ThrowawayCluster } from '../support/provisioning-process';
-import { uniqueSlug } from '../support/test-app';
-import { createWebhook, eventually, verifies, WebhookReceiver } from '../support/webhook-receiver';
-import {
-  createTenant,
-  ensure,
-  post,
-  postMany,
-  repeats,
-  tally,
-  type Tenant,
-} from './support/instances-client';
-import { listAllAt, queryAt } from '../support/remote';
+import { type ThrowawayCluster } from '../support/pg-cluster';
+import { ensure, uniqueSlug } from '../support/test-app';
+import { createWebhook, verifies, WebhookReceiver } from '../support/webhook-receiver';
+import { createTenant, post, type Tenant } from './support/instances-client';
+import { listAllAt, ordersEnded, postMany, queryAt, repeats, tally } from '../support/remote';
 import { recordSecrets } from './support/log-capture';
 import {
   type Instance,
@@ -22,6 +14,7 @@ import {
   startInstance,
   startInstances,
 } from './support/instances-process';
+import { waitFor } from '../support/wait-for';
 
 /**
  * Issue 18 item 5, several instances: two server processes (src/main.ts as child processes) on one Postgres and one
@@ -97,14 +90,6 @@ interface Service {
   subscriber_id: string;
   status: string;
 }
-interface Order {
-  id: string;
-  service_id: string;
-  action: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-}
 interface EventRecord {
   id: string;
   type: string;
@@ -123,7 +108,9 @@ interface BillingRun {
 }
 interface Invoice {
   id: string;
-  number: number;
+  /** INV-YYYY-NNNNNN (issue 29); its place in the series is `sequence`. */
+  number: string;
+  sequence: number;
   subscriber_id: string;
   lines: { description: string }[];
 }
@@ -152,29 +139,9 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 const sorted = <T>(values: T[]) => [...values].sort();
 const secret = () => `pw-${randomBytes(8).toString('hex')}`;
 
-/** Waits until the tenant has `count` orders and none is open; fails at once when one failed. */
-async function ordersEnded(url: string, token: string, count: number): Promise<Order[]> {
-  let last: Order[] = [];
-  return eventually(
-    async () => {
-      last = await listAllAt<Order>(url, token, '/api/v1/provisioning-orders');
-      const failed = last.filter((order) => order.status === 'failed');
-      if (failed.length > 0) {
-        throw new Error(`orders failed: ${JSON.stringify(failed)}`);
-      }
-      const open = last.filter((order) => ['acknowledged', 'in_progress'].includes(order.status));
-      return last.length === count && open.length === 0 ? last : undefined;
-    },
-    45_000,
-    `${count} orders ended`,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message} (last seen: ${JSON.stringify(tally(last.map((o) => o.status)))})`);
-  });
-}
-
 async function runEnded(url: string, token: string, id: string): Promise<BillingRun> {
   let last: BillingRun | undefined;
-  return eventually(
+  return waitFor(
     async () => {
       const res = ensure(
         await request(url).get(`/api/v1/billing-runs/${id}`).set(bearer(token)),
@@ -184,8 +151,7 @@ async function runEnded(url: string, token: string, id: string): Promise<Billing
       last = res.body.data as BillingRun;
       return last.status === 'running' ? undefined : last;
     },
-    45_000,
-    `bill run ${id} ended`,
+    { timeout: 45_000, interval: 50, what: `bill run ${id} ended` },
   ).catch((error: Error) => {
     throw new Error(`${error.message} (last seen: ${JSON.stringify(last)})`);
   });
@@ -203,11 +169,11 @@ async function subjectsOf(url: string, token: string, type: string): Promise<str
  * this process may read its pipes a little later. Falls back to what was read, for the assertion to show.
  */
 async function traced<T>(read: () => T[], n: number): Promise<T[]> {
-  return eventually(
-    () => Promise.resolve(read().length >= n ? read() : undefined),
-    5_000,
-    `${n} trace lines read`,
-  ).catch(() => read());
+  return waitFor(() => Promise.resolve(read().length >= n ? read() : undefined), {
+    timeout: 5_000,
+    interval: 50,
+    what: `${n} trace lines read`,
+  }).catch(() => read());
 }
 
 /** The figures of the last run, printed as one line when the suite ends. */
@@ -405,7 +371,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
     expect(eventIds).toHaveLength(2 * HOOKED);
 
     // Settled: no delivery of the tenant is pending any more (the failing one has used up its retries).
-    const deliveries = await eventually(
+    const deliveries = await waitFor(
       async () => {
         const rows = await queryAt<{ webhook_id: string; status: string; attempts: number; n: string }>(
           db,
@@ -415,8 +381,7 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
         );
         return rows.some((row) => row.status === 'pending') ? undefined : rows;
       },
-      60_000,
-      'every delivery of the tenant settled',
+      { timeout: 60_000, interval: 50, what: 'every delivery of the tenant settled' },
     );
     const outcome = (hookId: string) =>
       deliveries
@@ -619,13 +584,12 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
       }),
       202,
     );
-    await eventually(
+    await waitFor(
       async () => {
         const active = await listAllAt<Service>(a.url, token, '/api/v1/services', { status: 'active' });
         return active.length === BILLED ? true : undefined;
       },
-      45_000,
-      `all ${BILLED} services active`,
+      { timeout: 45_000, interval: 50, what: `all ${BILLED} services active` },
     );
     // The batches each process wrote since `mark`, once those of `billed` subscribers in all have been read.
     const batchesSince = async (mark: number[], billed: number) => {
@@ -689,19 +653,16 @@ describe('Several instances on one Postgres and one Redis (issue 18 item 5)', ()
         subscriberIds.flatMap((id) => [first, second].map((start) => [`${id} ${start}`, 1])),
       ),
     );
-    expect(invoices.map((invoice) => Number(invoice.number)).sort((x, y) => x - y)).toEqual(
-      range(1, 2 * BILLED),
-    );
+    expect(invoices.map((invoice) => invoice.sequence).sort((x, y) => x - y)).toEqual(range(1, 2 * BILLED));
 
     // The two schedulers start one run a day for the tenant (it has services), whichever gets there first.
-    const runs = await eventually(
+    const runs = await waitFor(
       async () => {
         const all = await listAllAt<BillingRun>(a.url, token, '/api/v1/billing-runs');
         const scheduled = all.filter((run) => run.trigger === 'schedule');
         return scheduled.length > 0 && all.every((run) => run.status !== 'running') ? all : undefined;
       },
-      30_000,
-      "today's scheduled run of the tenant, ended",
+      { timeout: 30_000, interval: 50, what: "today's scheduled run of the tenant, ended" },
     );
     const scheduled = runs.filter((run) => run.trigger === 'schedule');
     expect(repeats(scheduled.map((run) => run.as_of))).toEqual({});

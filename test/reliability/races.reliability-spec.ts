@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import request, { type Response } from 'supertest';
-import { TestClock } from '../../src/common/clock';
+import { TestClock } from '../support/test-clock';
 import {
   allocate,
   BILLING_SCOPES,

@@ -1,12 +1,7 @@
 import { Client } from 'pg';
-import request, { type Response } from 'supertest';
-import { TestClock } from '../../src/common/clock';
-import {
-  DriverError,
-  NETWORK_DRIVER,
-  type NetworkDriver,
-  type ProvisioningOrder as OrderEntity,
-} from '../../src/provisioning';
+import { addDays } from '../../src/common/dates';
+import request from 'supertest';
+import { TestClock } from './test-clock';
 import {
   allocate,
   createInvoice,
@@ -15,17 +10,15 @@ import {
   listAll,
   type InvoiceRecord,
 } from './billing-factory';
-import { expectList } from './envelope';
 import { bearer } from './factories';
 import {
   createPlan,
   createService,
-  DEFAULT_PPPOE_PASSWORD,
   getService,
+  listOrders,
   type Order,
-  radiusRows,
-  type RadiusAttribute,
-  type RadiusRows,
+  type ScriptedDriver,
+  scriptDriver,
   type Service,
   type ServicePlan,
   uniquePppoeUsername,
@@ -41,7 +34,9 @@ import {
   type SubscriberRecord,
 } from './subscriber-factory';
 import type { Ticket } from './ticket-factory';
-import { startTestApp, type TestApp } from './test-app';
+import { createTenantWithToken, ensure, startTestApp, type TenantWithToken, type TestApp } from './test-app';
+import { letTimePass, waitUntil } from './wait-for';
+import type { BillingRun } from './billing-run-factory';
 
 export { TestClock };
 
@@ -82,23 +77,6 @@ export interface AutomationRule {
   enabled: boolean;
 }
 
-export interface BillingRun {
-  id: string;
-  as_of: string;
-  dry_run: boolean;
-  trigger: 'api' | 'schedule';
-  status: 'running' | 'completed' | 'failed';
-  subscribers_due: number;
-  subscribers_billed: number;
-  invoices_created: number;
-  credits_created: number;
-  amount_total: { currency: string; amount: number }[];
-  errors: { subscriber_id: string; reason: string }[];
-  created_at: string;
-  updated_at: string;
-  completed_at: string | null;
-}
-
 /** The actor an automation rule writes its events under. */
 export function automationActor(rule: RuleId): { type: 'automation'; id: RuleId } {
   return { type: 'automation', id: rule };
@@ -117,14 +95,36 @@ export async function startAutomationApp(
   return t;
 }
 
+/** What automationSuite starts: the app, its clock and its scripted network driver. */
+export interface AutomationSuite {
+  t: TestApp;
+  clock: TestClock;
+  driver: ScriptedDriver;
+}
+
+/**
+ * The app of the describe block that calls it: before its tests, startAutomationApp on a fresh TestClock at
+ * CLOCK_START, its network driver scripted (scriptDriver), handed to `ready`; after them, the driver restored and the
+ * app closed.
+ */
+export function automationSuite(ready: (suite: AutomationSuite) => unknown): void {
+  let suite: AutomationSuite | undefined;
+  beforeAll(async () => {
+    const clock = new TestClock(CLOCK_START);
+    const t = await startAutomationApp(clock);
+    suite = { t, clock, driver: scriptDriver(t) };
+    await ready(suite);
+  });
+  afterAll(async () => {
+    suite?.driver.restore();
+    await suite?.t.close();
+  });
+}
+
 // ---------- days ----------
 
-/** `day` (YYYY-MM-DD) moved by `n` UTC days. */
-export function addDays(day: string, n: number): string {
-  const at = new Date(`${day}T00:00:00.000Z`);
-  at.setUTCDate(at.getUTCDate() + n);
-  return at.toISOString().slice(0, 10);
-}
+/** `day` (YYYY-MM-DD) moved by `n` UTC days: the app's own day arithmetic. */
+export { addDays };
 
 /** The first day of the month after `day`'s. */
 export function nextMonthOf(day: string): string {
@@ -160,43 +160,23 @@ export function roundHalfUp(value: number): number {
 
 // ---------- waiting ----------
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /**
  * Lets the background work (the rules' consumer, the overdue sweep, the provisioning worker; every 50 ms) go round
  * many times without moving the clock: for checks that something did NOT happen, after a witness has shown that the
  * work ran.
  */
 export function settle(ms = 600): Promise<void> {
-  return sleep(ms);
+  return letTimePass(ms);
 }
 
 /** Polls `probe` every 50 ms until `done` holds and answers its value; throws with the last value after `timeoutMs`. */
-export async function eventually<T>(
+export function eventually<T>(
   what: string,
   probe: () => Promise<T>,
   done: (value: T) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not reached after ${timeoutMs} ms; last seen ${JSON.stringify(value)}`);
-    }
-    await sleep(50);
-  }
-}
-
-function ensure(res: Response, status: number, what: string): void {
-  if (res.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
-  }
+  return waitUntil(probe, done, { timeout: timeoutMs, interval: 50, what });
 }
 
 /**
@@ -357,6 +337,35 @@ export async function activeService(
   return getService(t, token, service.id);
 }
 
+/**
+ * An active customer (activeCustomer, on a profile that suspends one day after a due date) suspended for non-payment
+ * in a month of its own: an invoice of `amount` due the day after the month's first, the clock two days past it, and
+ * the subscriber and its service seen suspended. Answers the customer, that invoice and the month's first day.
+ */
+export async function suspendedForNonPayment(t: TestApp, token: string, clock: TestClock, amount: number) {
+  const day0 = nextMonth(clock);
+  const customer = await activeCustomer(t, token, { profile: { auto_suspend_after_days: 1 } });
+  const overdue = await invoiceDue(t, token, customer.subscriber.id, addDays(day0, 1), amount);
+  setDay(clock, addDays(day0, 3));
+  await subscriberBecomes(t, token, customer.subscriber.id, 'suspended');
+  await serviceBecomes(t, token, customer.service.id, 'suspended');
+  return { ...customer, overdue, day0 };
+}
+
+/**
+ * Two fresh tenants for a test of a rule switched off: `quiet` with `rule` off, and `served` with it on, the witness
+ * that the rule does run.
+ */
+export async function quietAndServed(
+  t: TestApp,
+  rule: RuleId,
+): Promise<{ quiet: TenantWithToken; served: TenantWithToken }> {
+  const quiet = await createTenantWithToken(t);
+  const served = await createTenantWithToken(t);
+  await setRule(t, quiet.token, rule, false);
+  return { quiet, served };
+}
+
 /** Polls the service until its status is `status`. */
 export function serviceBecomes(t: TestApp, token: string, serviceId: string, status: string) {
   return eventually(
@@ -377,12 +386,7 @@ export function subscriberBecomes(t: TestApp, token: string, subscriberId: strin
 
 /** The service's orders, oldest first. */
 export async function ordersOf(t: TestApp, token: string, serviceId: string): Promise<Order[]> {
-  const res = await request(t.http)
-    .get('/api/v1/provisioning-orders')
-    .query({ service_id: serviceId, limit: '100' })
-    .set(bearer(token));
-  expectList(res);
-  return (res.body.data as Order[]).reverse();
+  return (await listOrders(t, token, { service_id: serviceId })).reverse();
 }
 
 /** The event that opened an order (its actor says who asked for it). */
@@ -414,95 +418,6 @@ export async function moveSubscriber(t: TestApp, token: string, id: string, stat
 export function ticketsOf(t: TestApp, token: string, subscriberId: string): Promise<Ticket[]> {
   return listAll<Ticket>(t, token, '/api/v1/tickets', { subscriber_id: subscriberId });
 }
-
-// ---------- RADIUS ----------
-
-function sortAttributes(rows: RadiusAttribute[]): RadiusAttribute[] {
-  const key = (row: RadiusAttribute) => `${row.attribute}\u0000${row.value}`;
-  return [...rows].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-}
-
-/** The rows of a radius username, read as provisioning-radius.e2e-spec.ts reads them, attributes sorted. */
-export async function rowsOf(t: TestApp, username: string): Promise<RadiusRows> {
-  const rows = await radiusRows(t, username);
-  return { check: sortAttributes(rows.check), reply: sortAttributes(rows.reply), groups: rows.groups };
-}
-
-/** docs/network.md: the rows of a service in `status` (no static address), with createService's password. */
-export function expectedRows(
-  status: 'active' | 'suspended' | 'terminated',
-  plan: Pick<ServicePlan, 'download_kbps' | 'upload_kbps'>,
-  password = DEFAULT_PPPOE_PASSWORD,
-): RadiusRows {
-  const check = [{ attribute: 'Cleartext-Password', op: ':=', value: password }];
-  switch (status) {
-    case 'active':
-      return {
-        check,
-        reply: sortAttributes([
-          {
-            attribute: 'Mikrotik-Rate-Limit',
-            op: ':=',
-            value: `${plan.upload_kbps}k/${plan.download_kbps}k`,
-          },
-          { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: String(plan.download_kbps * 1000) },
-          { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: String(plan.upload_kbps * 1000) },
-        ]),
-        groups: [],
-      };
-    case 'suspended':
-      return { check, reply: [], groups: [{ groupname: 'suspended', priority: 0 }] };
-    case 'terminated':
-      return { check: [], reply: [], groups: [] };
-  }
-}
-
-// ---------- a scripted network driver ----------
-
-/** One step a scripted driver takes before the real apply: throwing fails that attempt, a pending promise holds it. */
-export type Step = (order: OrderEntity) => Promise<void>;
-
-export const fail =
-  (message: string, transient = false): Step =>
-  () =>
-    Promise.reject(new DriverError(message, transient));
-
-/** A step that holds an attempt until released. */
-export function gate(): { step: Step; release: () => void } {
-  let release = () => {};
-  const held = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return { step: () => held, release };
-}
-
-/**
- * Spies on the app's network driver as test/provisioning-orders.e2e-spec.ts does: the attempts of a radius username
- * (`<tenant slug>/<pppoe_username>`, known before its service exists) first run the steps scripted for it, one per
- * attempt; every other attempt goes to the real radius-sql driver.
- */
-export function scriptDriver(t: TestApp) {
-  const driver = t.app.get<NetworkDriver>(NETWORK_DRIVER);
-  const original = driver.apply.bind(driver);
-  const scripts = new Map<string, Step[]>();
-  const spy = jest.spyOn(driver, 'apply').mockImplementation(async (order, service, plan) => {
-    const step = scripts.get(service.radiusUsername)?.shift();
-    if (step) {
-      await step(order);
-    }
-    return original(order, service, plan);
-  });
-  return {
-    script(radiusUsername: string, ...steps: Step[]): void {
-      scripts.set(radiusUsername, [...(scripts.get(radiusUsername) ?? []), ...steps]);
-    },
-    restore(): void {
-      spy.mockRestore();
-    },
-  };
-}
-
-export type ScriptedDriver = ReturnType<typeof scriptDriver>;
 
 export { uniquePppoeUsername };
 

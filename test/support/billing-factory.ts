@@ -2,8 +2,15 @@ import { randomBytes } from 'node:crypto';
 import request, { type Response } from 'supertest';
 import { expectList } from './envelope';
 import { bearer } from './factories';
-import { createSubscriber, type EventBody } from './subscriber-factory';
-import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from './test-app';
+import { createSubscriber, type EventBody, listen } from './subscriber-factory';
+import {
+  appSuite,
+  createTenantWithToken,
+  ensure,
+  startTestApp,
+  type TenantWithToken,
+  type TestApp,
+} from './test-app';
 
 export const INVOICE_ID = /^inv_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const TRANSACTION_ID = /^txn_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -24,6 +31,10 @@ export interface InvoiceLine {
   quantity: number;
   unit_amount: number;
   amount: number;
+  tax_rate_ids?: string[];
+  net_amount?: number;
+  tax_amount?: number;
+  taxes?: { tax_rate_id: string; name: string; percentage: string; taxable_amount: number; amount: number }[];
 }
 
 export interface AllocationRecord {
@@ -38,11 +49,17 @@ export interface AllocationRecord {
 
 export interface InvoiceRecord {
   id: string;
-  number: number;
+  /** The document number from the tenant's series (INV-2026-000042); null while a draft. */
+  number: string | null;
+  /** Its place in the series; null while a draft. */
+  sequence: number | null;
   subscriber_id: string;
   currency: string;
   status: 'draft' | 'open' | 'partially_paid' | 'paid' | 'void';
   lines: InvoiceLine[];
+  subtotal: number;
+  tax_amount: number;
+  taxes: { tax_rate_id: string; name: string; percentage: string; taxable_amount: number; amount: number }[];
   total: number;
   amount_paid: number;
   amount_due: number;
@@ -111,6 +128,35 @@ export async function createBillingTenant(t: TestApp): Promise<BillingTenant> {
   return { ...tenant, subscriberId: subscriber.id };
 }
 
+/** What billingSuite starts: the app and its fresh billing tenants (`b` only with `tenants: 2`). */
+export interface BillingSuite {
+  t: TestApp;
+  a: BillingTenant;
+  b: BillingTenant;
+}
+
+/**
+ * appSuite for a billing suite: startBillingApp with `env`, listening on a loopback port when `listen` (for requests
+ * fired at once), and one fresh billing tenant, or two with `tenants: 2`, handed to `ready`.
+ */
+export function billingSuite(
+  ready: (suite: BillingSuite) => unknown,
+  options: { tenants?: 1 | 2; listen?: boolean; env?: Record<string, string> } = {},
+): void {
+  appSuite(
+    async (t) => {
+      if (options.listen) {
+        await listen(t);
+      }
+      const a = await createBillingTenant(t);
+      const b =
+        options.tenants === 2 ? await createBillingTenant(t) : (undefined as unknown as BillingTenant);
+      await ready({ t, a, b });
+    },
+    () => startBillingApp(options.env),
+  );
+}
+
 export async function newSubscriberId(t: TestApp, token: string): Promise<string> {
   return (await createSubscriber(t, token)).id;
 }
@@ -120,13 +166,17 @@ export function uniqueExternalId(prefix = 'psp'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
-function ensure(res: Response, status: number, what: string): void {
-  if (res.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
-  }
-}
-
 // ---------- invoices ----------
+
+/** Invoice lines of quantity 1 from [description, unit amount, tax rate ids] triples. */
+export function taxedLines(lines: [string, number, string[]][]): Body[] {
+  return lines.map(([description, unit_amount, tax_rate_ids]) => ({
+    description,
+    quantity: 1,
+    unit_amount,
+    tax_rate_ids,
+  }));
+}
 
 /** One line of `total` (quantity 1), due far ahead, in USD. */
 export function invoiceBody(subscriberId: string, overrides: Body = {}): Body {
@@ -187,6 +237,16 @@ export function transactionBody(subscriberId: string, overrides: Body = {}): Bod
   };
 }
 
+/** What makes a transaction a refund of `amount` of the payment `paymentId`. */
+export function refundOf(paymentId: string, amount: number): Body {
+  return { kind: 'refund', amount, refund_of: paymentId };
+}
+
+/** The body of a refund of `amount` USD of the payment `paymentId`. */
+export function refundBody(subscriberId: string, paymentId: string, amount: number): Body {
+  return transactionBody(subscriberId, refundOf(paymentId, amount));
+}
+
 export function postTransaction(t: TestApp, token: string, body: Body, headers: Record<string, string> = {}) {
   return request(t.http).post('/api/v1/transactions').set(bearer(token)).set(headers).send(body);
 }
@@ -215,7 +275,7 @@ export function createPayment(
 /**
  * createPayment and createTransaction for the suites that allocate by hand: a payment or credit is recorded with
  * `auto_apply: false`, so it waits unallocated for the allocation under test instead of paying the subscriber's open
- * invoices at once (test/billing-auto-apply.e2e-spec.ts is auto-apply's suite). Debits and refunds are as ever.
+ * invoices at once (test/billing/auto-apply.e2e-spec.ts is auto-apply's suite). Debits and refunds are as ever.
  */
 export const byHand = {
   createPayment: ((t, token, subscriberId, amount, overrides = {}) =>
@@ -324,8 +384,4 @@ export async function eventsOf(
     ...(type ? { type } : {}),
   });
   return events.reverse();
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

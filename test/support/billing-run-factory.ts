@@ -1,5 +1,6 @@
-import request, { type Response } from 'supertest';
-import { TestClock } from '../../src/common/clock';
+import request from 'supertest';
+import { addDays } from '../../src/common/dates';
+import { TestClock } from './test-clock';
 import { type InvoiceLine, type InvoiceRecord, listAll, type TransactionRecord } from './billing-factory';
 import { bearer } from './factories';
 import {
@@ -14,13 +15,15 @@ import {
   waitForOrder,
 } from './provisioning-factory';
 import {
+  type BillingProfile,
   createSubscriber,
   type EventBody,
   listen,
   listEvents,
   postBillingProfile,
 } from './subscriber-factory';
-import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from './test-app';
+import { createTenantWithToken, ensure, startTestApp, type TenantWithToken, type TestApp } from './test-app';
+import { waitUntil } from './wait-for';
 
 /**
  * Issue #16 (recurring billing): helpers for the bill run and proration suites. Time is a TestClock the suite moves
@@ -79,22 +82,35 @@ export interface BillingRun {
   completed_at: string | null;
 }
 
-export interface BillingProfileRecord {
-  id: string;
-  name: string;
-  currency: string;
-  billing_day: number;
-  payment_terms_days: number;
-  auto_suspend_after_days: number | null;
-  is_default: boolean;
-  created_at: string;
-  updated_at: string;
-}
+/** A billing profile as the API answers it (subscriber-factory.ts' BillingProfile). */
+export type BillingProfileRecord = BillingProfile;
 
 export interface RunApp {
   t: TestApp;
   clock: TestClock;
   close(): Promise<void>;
+}
+
+/**
+ * The figures of a real (not dry) API bill run that completed without errors, billing one subscriber with one invoice
+ * and no credit, for `amountTotal`; `overrides` for the rest (its id, as_of, trigger), for toMatchObject.
+ */
+export function oneInvoiceRun(
+  amountTotal: AmountTotal[],
+  overrides: Partial<BillingRun> = {},
+): Partial<BillingRun> {
+  return {
+    dry_run: false,
+    trigger: 'api',
+    status: 'completed',
+    subscribers_due: 1,
+    subscribers_billed: 1,
+    invoices_created: 1,
+    credits_created: 0,
+    amount_total: amountTotal,
+    errors: [],
+    ...overrides,
+  };
 }
 
 /** The app on a TestClock standing at `start`, listening on a loopback port (so parallel requests share one server). */
@@ -108,14 +124,37 @@ export async function startRunApp(
   return { t, clock, close: () => t.close() };
 }
 
-function ensure(res: Response, status: number, what: string): void {
-  if (res.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
-  }
+/** A run app with the bill scheduler on and a quick automation poll, its clock at 01:30 on `day`. */
+export function startSchedulerApp(day: string): Promise<RunApp> {
+  return startRunApp({ BILLING_SCHEDULER_ENABLED: 'true', AUTOMATION_POLL_MS: '50' }, at(day, '01:30'));
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The RunApp of the describe block that calls it: startRunApp(env, start) before its tests, handed to `ready`; closed
+ * after them.
+ */
+export function runAppSuite(
+  ready: (app: RunApp) => unknown,
+  env: Record<string, string> = {},
+  start?: string,
+): void {
+  suiteOf(() => startRunApp(env, start), ready);
+}
+
+/** runAppSuite with startSchedulerApp(day). */
+export function schedulerAppSuite(day: string, ready: (app: RunApp) => unknown): void {
+  suiteOf(() => startSchedulerApp(day), ready);
+}
+
+function suiteOf(start: () => Promise<RunApp>, ready: (app: RunApp) => unknown): void {
+  let app: RunApp | undefined;
+  beforeAll(async () => {
+    app = await start();
+    await ready(app);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 }
 
 // ---------- dates (UTC days, YYYY-MM-DD) ----------
@@ -128,11 +167,8 @@ function formatDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-export function addDays(day: string, days: number): string {
-  const date = parseDay(day);
-  date.setUTCDate(date.getUTCDate() + days);
-  return formatDay(date);
-}
+/** `day` moved by `days` UTC days: the app's own day arithmetic. */
+export { addDays };
 
 /** The same day of month `months` later (billing days are 1..28, so it always exists). */
 export function addMonths(day: string, months: number): string {
@@ -272,19 +308,12 @@ export async function waitForService(
   token: string,
   serviceId: string,
   done: (service: Service) => boolean,
-  timeoutMs = 15_000,
+  timeoutMs = 30_000,
 ): Promise<Service> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const service = await getService(t, token, serviceId);
-    if (done(service)) {
-      return service;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`service ${serviceId} never reached the expected state: ${JSON.stringify(service)}`);
-    }
-    await sleep(25);
-  }
+  return waitUntil(() => getService(t, token, serviceId), done, {
+    timeout: timeoutMs,
+    what: `service ${serviceId} in the expected state`,
+  });
 }
 
 /**
@@ -363,17 +392,11 @@ export async function waitForRun(
   id: string,
   timeoutMs = 30_000,
 ): Promise<BillingRun> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await getRun(t, token, id);
-    if (run.status !== 'running') {
-      return run;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`billing run ${id} still running after ${timeoutMs} ms: ${JSON.stringify(run)}`);
-    }
-    await sleep(50);
-  }
+  return waitUntil(
+    () => getRun(t, token, id),
+    (run) => run.status !== 'running',
+    { timeout: timeoutMs, interval: 50, what: `billing run ${id} ended` },
+  );
 }
 
 /** Starts a run and answers it once the worker has carried it out. */

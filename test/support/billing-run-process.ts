@@ -1,5 +1,5 @@
 /**
- * Server processes for the bill-run crash suite (test/billing-run-crash.e2e-spec.ts).
+ * Server processes for the bill-run crash suite (test/reliability/billing-run-crash.reliability-spec.ts).
  *
  * This file is also preloaded into those server processes (`node -r <this file> src/main.ts`). There, and only when
  * the process was started with TEST_BILLING_RUN_HOLD (`<ms>:<tenant slug>`), it wraps the bill run's batch write: once
@@ -11,17 +11,12 @@
  * suites left in the shared database) are not held. Nothing of src/ changes; the jest process never sets the
  * variable, so importing the helpers patches nothing.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import request from 'supertest';
 import type { EntityManager } from 'typeorm';
 import { InvoicesRepository } from '../../src/billing/invoices/invoices.repository';
 import type { InvoiceRow } from '../../src/billing/invoices/invoices.repository';
-import { BOOTSTRAP_TOKEN } from './test-app';
+import { SERVER_DEFAULTS, type ServerChild, startServer, traced } from './server-process';
 
-const ROOT = join(__dirname, '..', '..');
-const LISTENING = /listening on (http:\/\/\S+)/;
-const BATCH = /^billing-test batch (\S+)$/gm;
+const BATCH = /^billing-test batch (\S+)$/;
 
 const HOLD = /^(\d+):(\S+)$/.exec(process.env.TEST_BILLING_RUN_HOLD ?? '');
 if (HOLD) {
@@ -52,102 +47,87 @@ if (HOLD) {
   };
 }
 
-export interface BillingRunServer {
-  url: string;
-  child: ChildProcess;
-  /** Resolves once the process has gone, with its signal (or exit code). */
-  exited: Promise<string>;
+/** The subscribers of each held `billing-test batch` line `server` printed from now on, one array per line, in order. */
+export function tracedBatches(server: ServerChild): () => string[][] {
+  return traced(server, BATCH, (match) => match[1].split(','));
+}
+
+/**
+ * SIGKILLs `server` the moment it prints a held batch numbered past `after` while nothing is `missing()`, so the kill
+ * lands inside that batch's open transaction; resolves with that batch's subscribers. Rejects when the process ends
+ * first or, given `timeoutMs`, when that passes first, naming what was still missing.
+ */
+export function killInBatch(
+  server: ServerChild & { batches(): string[][] },
+  after: number,
+  options: { missing?: () => string[]; timeoutMs?: number } = {},
+): Promise<string[]> {
+  const missing = options.missing ?? (() => []);
+  return new Promise<string[]>((resolve, reject) => {
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (end: () => void) => {
+      if (!done) {
+        done = true;
+        clearTimeout(timer);
+        end();
+      }
+    };
+    if (options.timeoutMs) {
+      const waited = `no kill within ${options.timeoutMs} ms`;
+      timer = setTimeout(
+        () =>
+          finish(() => reject(new Error(`${waited}; missing: ${missing().join(', ') || 'a held batch'}`))),
+        options.timeoutMs,
+      );
+    }
+    let seen = server.batches().length;
+    server.onLine(() => {
+      const batches = server.batches();
+      if (done || batches.length === seen) {
+        return;
+      }
+      seen = batches.length;
+      if (seen > after && missing().length === 0) {
+        finish(() => {
+          server.child.kill('SIGKILL');
+          resolve(batches[seen - 1]);
+        });
+      }
+    });
+    void server.exited.then((how) =>
+      finish(() =>
+        reject(new Error(`server ended (${how}) before a held batch past ${after}: ${server.stderr()}`)),
+      ),
+    );
+  });
+}
+
+export type BillingRunServer = ServerChild & {
   /** The subscribers of each held batch this process started writing (one array per printed line), in order. */
   batches(): string[][];
-  /** Sends `signal` unless the process has already gone, and resolves with how it ended. */
-  stop(signal: NodeJS.Signals): Promise<string>;
-  /**
-   * SIGKILLs the process the moment it prints a held batch beyond the first `seen` (so the kill lands inside that
-   * batch's open transaction), and resolves with that batch's subscribers.
-   */
-  killInNextBatch(seen: number): Promise<string[]>;
-  /** What the process wrote to stderr so far (for failure messages). */
-  stderr(): string;
-}
+};
 
 /**
  * `src/main.ts` in its own Node process on `databaseUrl` (as test/support/provisioning-process.ts starts it), its bill
  * run batches of tenant `hold.tenantSlug` held `hold.ms` inside their transaction (see above; 0: not held). Resolves
  * once it answers /health/live; rejects with its output when it ends before listening.
  */
-export function startBillingRunServer(
+export async function startBillingRunServer(
   databaseUrl: string,
   hold: { ms: number; tenantSlug: string },
   env: Record<string, string> = {},
 ): Promise<BillingRunServer> {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', __filename, join(ROOT, 'src', 'main.ts')],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        PORT: '0',
-        LOG_LEVEL: 'silent',
-        API_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
-        RATE_LIMIT_MAX: '1000000',
-        ABUSE_AUTH_FAILURES_MAX: '1000000',
-        TEST_BILLING_RUN_HOLD: `${hold.ms}:${hold.tenantSlug}`,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  let batches: () => string[][] = () => [];
+  const server = await startServer({
+    onSpawn: (spawned) => (batches = tracedBatches(spawned)),
+    preloads: [__filename],
+    env: {
+      ...SERVER_DEFAULTS,
+      DATABASE_URL: databaseUrl,
+      TEST_BILLING_RUN_HOLD: `${hold.ms}:${hold.tenantSlug}`,
+      ...env,
     },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? String(code))),
-  );
-  const server: BillingRunServer = {
-    url: '',
-    child,
-    exited,
-    batches: () => [...stdout.matchAll(BATCH)].map((match) => match[1].split(',')),
-    stop: (signal) => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill(signal);
-      }
-      return exited;
-    },
-    stderr: () => stderr,
-    killInNextBatch: (seen) =>
-      new Promise<string[]>((resolve, reject) => {
-        const check = () => {
-          const batches = server.batches();
-          if (batches.length > seen) {
-            child.kill('SIGKILL');
-            child.stdout?.off('data', check);
-            resolve(batches[seen]);
-          }
-        };
-        child.stdout?.on('data', check);
-        check();
-        void exited.then((how) => reject(new Error(`server ended (${how}) before a held batch ${seen + 1}`)));
-      }),
-  };
-  return new Promise<BillingRunServer>((resolve, reject) => {
-    const onData = () => {
-      const match = LISTENING.exec(stdout);
-      if (!match) {
-        return;
-      }
-      child.stdout?.off('data', onData);
-      server.url = match[1];
-      request(server.url)
-        .get('/health/live')
-        .then(() => resolve(server), reject);
-    };
-    child.stdout?.on('data', onData);
-    void exited.then((how) =>
-      reject(new Error(`server ended (${how}) before listening: ${stderr.trim() || stdout.trim()}`)),
-    );
   });
+  return Object.assign(server, { batches });
 }

@@ -2,7 +2,8 @@
  * Runs the embedded database (src/database/embedded-postgres.ts) in a process of its own, as the server does, for
  * the suites that look at it from outside: on DATA_DIR (EMBEDDED_DIR) or in memory. It counts the fsync calls on the
  * write-ahead log, and on `{type: 'commit'}` inserts one row through its URL and reports how many happened before
- * the INSERT was acknowledged. Reports {type: 'ready', url} over IPC; SIGTERM stops it.
+ * the INSERT was acknowledged. Reports {type: 'ready', url} over IPC; SIGTERM stops it, and so does the end of the
+ * process that started it. test/support/global-setup.ts runs one per jest worker.
  */
 import fs from 'node:fs';
 import { Client } from 'pg';
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
     );
   });
   process.on('SIGTERM', () => void db.stop().then(() => process.exit(0)));
+  // The process that started it has gone (a test run ended without its teardown): nobody can reach it any more.
+  process.on('disconnect', () => void db.stop().then(() => process.exit(0)));
   process.send?.({ type: 'ready', url: db.url });
 }
 

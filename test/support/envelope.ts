@@ -15,13 +15,26 @@ function expectMeta(res: Response): void {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
 }
 
-/** A SPEC 2.5 success envelope around one record: exactly success, data and meta{request_id, api_version}. */
+/** A success envelope (README, "Conventions every endpoint keeps") around one record: exactly success, data and meta{request_id, api_version}. */
 export function expectSuccess(res: Response, status = 200): void {
   expect(res.status).toBe(status);
   expect(Object.keys(res.body).sort()).toEqual(['data', 'meta', 'success']);
   expect(res.body.success).toBe(true);
   expect(Object.keys(res.body.meta).sort()).toEqual(['api_version', 'request_id']);
   expectMeta(res);
+}
+
+/** The record of a success envelope (`status`, 200 by default), once expectSuccess has passed. */
+export function successData<T>(res: Response, status = 200): T {
+  expectSuccess(res, status);
+  return res.body.data as T;
+}
+
+/** The record of a success envelope (`status`) whose fields are exactly `keys` (sorted), once both are checked. */
+export function successRecord<T = Record<string, unknown>>(res: Response, keys: string[], status = 200): T {
+  const record = successData<T & object>(res, status);
+  expect(Object.keys(record).sort()).toEqual(keys);
+  return record;
 }
 
 /** A success envelope around a list: data is an array and meta.pagination is {limit, has_more, next_cursor}. */
@@ -35,11 +48,17 @@ export function expectList(res: Response): void {
   expectMeta(res);
 }
 
+/** The ids of the records of a list answer, in its order, once expectList has passed. */
+export function listedIds(res: Response): string[] {
+  expectList(res);
+  return (res.body.data as { id: string }[]).map((row) => row.id);
+}
+
 /** The codes whose answers carry error.details (docs/decisions.md). */
 export const VALIDATION_CODES = ['missing_field', 'unknown_field', 'validation_failed', 'invalid_query'];
 
 /**
- * A SPEC 2.5 failure envelope: exactly success:false, error{code, message, field} and meta; error.details too (each
+ * A failure envelope (README, "Conventions every endpoint keeps"): exactly success:false, error{code, message, field} and meta; error.details too (each
  * {code, message, field}, the first being error's own) when the code is a validation one.
  */
 export function expectError(res: Response, status: number, code: string, field: string | null = null): void {
@@ -65,6 +84,11 @@ export function expectError(res: Response, status: number, code: string, field: 
     expect(details).toBeUndefined();
   }
   expectMeta(res);
+}
+
+/** A 404 not_found: what a record of another tenant, or one that does not exist, answers. */
+export function expectNotFound(res: Response): void {
+  expectError(res, 404, 'not_found');
 }
 
 /**

@@ -1,11 +1,12 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import request from 'supertest';
 import { Clock } from '../../src/common/clock';
+import { addDays } from '../../src/common/dates';
 import { bearer } from './factories';
 import type { Order } from './provisioning-factory';
 import type { TestApp } from './test-app';
 
-/** The provisioning worker of provisioning-radius.e2e-spec.ts: retries and polls in tens of milliseconds. */
+/** The provisioning worker of test/provisioning/radius.e2e-spec.ts: retries and polls in tens of milliseconds. */
 export const FAST_WORKER = { PROVISIONING_RETRY_DELAYS_S: '0.05,0.05', PROVISIONING_POLL_MS: '50' };
 
 /** Disconnect/CoA requests wait 200 ms per try and are sent once more: a silent NAS costs 400 ms. */
@@ -231,12 +232,8 @@ export function getUsage(t: TestApp, token: string, serviceId: string, query: Re
   return request(t.http).get(`/api/v1/services/${serviceId}/usage`).query(query).set(bearer(token));
 }
 
-/** `day` (YYYY-MM-DD) moved by `n` UTC days. */
-export function addDays(day: string, n: number): string {
-  const at = new Date(`${day}T00:00:00.000Z`);
-  at.setUTCDate(at.getUTCDate() + n);
-  return at.toISOString().slice(0, 10);
-}
+/** `day` (YYYY-MM-DD) moved by `n` UTC days: the app's own day arithmetic. */
+export { addDays };
 
 /** Every day of [from, to]. */
 export function daysOf(from: string, to: string): string[] {

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
+import {
+  DriverError,
+  NETWORK_DRIVER,
+  type NetworkDriver,
+  type ProvisioningOrder as OrderEntity,
+} from '../../src/provisioning';
+import { expectList } from './envelope';
 import { bearer } from './factories';
-import type { TestApp } from './test-app';
+import { type ApiTarget, ensure, reach, type TestApp } from './test-app';
+import { waitUntil } from './wait-for';
 
 /** Every scope a provisioning suite needs: plans, services and orders, the subscribers they hang off, the event log. */
 export const PROVISIONING_SCOPES = [
@@ -30,6 +38,7 @@ export interface ServicePlan {
   currency: string;
   billing_period: string;
   active: boolean;
+  tax_rate_ids: string[] | null;
   created_at: string;
   updated_at: string;
 }
@@ -106,27 +115,24 @@ export function planBody(overrides: Body = {}): Body {
   };
 }
 
-export function postPlan(t: TestApp, token: string, body: Body) {
-  return request(t.http).post('/api/v1/service-plans').set(bearer(token)).send(body);
+export function postPlan(t: ApiTarget, token: string, body: Body) {
+  return request(reach(t).to).post('/api/v1/service-plans').set(bearer(token)).send(body);
 }
 
 /** A fresh active plan (unique name, 50/10 Mbit/s, 49.99 USD monthly) with `overrides` applied. */
-export async function createPlan(t: TestApp, token: string, overrides: Body = {}): Promise<ServicePlan> {
+export async function createPlan(t: ApiTarget, token: string, overrides: Body = {}): Promise<ServicePlan> {
   const res = await postPlan(t, token, planBody(overrides));
-  if (res.status !== 201) {
-    throw new Error(`create plan: ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  return res.body.data as ServicePlan;
+  return ensure(res, 201, 'create plan').body.data as ServicePlan;
 }
 
 export function postService(
-  t: TestApp,
+  t: ApiTarget,
   token: string,
   subscriberId: string,
   body: Body,
   headers: Record<string, string> = {},
 ) {
-  return request(t.http)
+  return request(reach(t).to)
     .post(`/api/v1/subscribers/${subscriberId}/services`)
     .set(bearer(token))
     .set(headers)
@@ -138,7 +144,7 @@ export function postService(
  * without `overrides.plan_id`, on a fresh plan made for it.
  */
 export async function createService(
-  t: TestApp,
+  t: ApiTarget,
   token: string,
   subscriberId: string,
   overrides: Body = {},
@@ -151,10 +157,7 @@ export async function createService(
     plan_id: planId,
   };
   const res = await postService(t, token, subscriberId, body);
-  if (res.status !== 202) {
-    throw new Error(`create service: ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  return res.body.data as { service: Service; order: Order };
+  return ensure(res, 202, 'create service').body.data as { service: Service; order: Order };
 }
 
 export function postAction(t: TestApp, token: string, serviceId: string, body: Body) {
@@ -177,6 +180,20 @@ export async function getService(t: TestApp, token: string, serviceId: string): 
   return res.body.data as Service;
 }
 
+/** The tenant's orders that match `query` (GET /provisioning-orders, at most 100), newest first. */
+export async function listOrders(
+  t: TestApp,
+  token: string,
+  query: Record<string, string> = {},
+): Promise<Order[]> {
+  const res = await request(t.http)
+    .get('/api/v1/provisioning-orders')
+    .query({ limit: '100', ...query })
+    .set(bearer(token));
+  expectList(res);
+  return res.body.data as Order[];
+}
+
 /**
  * Polls GET /provisioning-orders/{id} until the order's status is one of `statuses`, and answers it; throws with the
  * last order seen once `timeoutMs` has passed.
@@ -186,22 +203,13 @@ export async function waitForOrder(
   token: string,
   orderId: string,
   statuses: string[],
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<Order> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const order = await getOrder(t, token, orderId);
-    if (statuses.includes(order.status)) {
-      return order;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `order ${orderId} still ${order.status} after ${timeoutMs} ms (waited for ${statuses.join('|')}): ` +
-          JSON.stringify(order),
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return waitUntil(
+    () => getOrder(t, token, orderId),
+    (order) => statuses.includes(order.status),
+    { timeout: timeoutMs, what: `order ${orderId} ${statuses.join('|')}` },
+  );
 }
 
 /** The FreeRADIUS rows of a radius username (service.radius_username), as plain objects in a stable order. */
@@ -224,3 +232,99 @@ export async function radiusRows(t: TestApp, username: string): Promise<RadiusRo
     groups: groups.map((row) => ({ groupname: row.groupname, priority: Number(row.priority) })),
   };
 }
+
+/** Attributes in one order whatever the database's collation. */
+function sortAttributes(rows: RadiusAttribute[]): RadiusAttribute[] {
+  const key = (row: RadiusAttribute) => `${row.attribute}\u0000${row.value}`;
+  return [...rows].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/** The rows of a radius username, attributes sorted as expectedRows sorts them. */
+export async function rowsOf(t: TestApp, username: string): Promise<RadiusRows> {
+  const rows = await radiusRows(t, username);
+  return { check: sortAttributes(rows.check), reply: sortAttributes(rows.reply), groups: rows.groups };
+}
+
+/** docs/network.md: the rows a service in `status` should have, by its password, plan and static address. */
+export function expectedRows(
+  status: 'pending' | 'active' | 'suspended' | 'terminated',
+  password: string,
+  plan: Pick<ServicePlan, 'download_kbps' | 'upload_kbps'>,
+  staticIpv4: string | null = null,
+): RadiusRows {
+  const check = [{ attribute: 'Cleartext-Password', op: ':=', value: password }];
+  switch (status) {
+    case 'active':
+      return {
+        check,
+        reply: sortAttributes([
+          {
+            attribute: 'Mikrotik-Rate-Limit',
+            op: ':=',
+            value: `${plan.upload_kbps}k/${plan.download_kbps}k`,
+          },
+          { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: String(plan.download_kbps * 1000) },
+          { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: String(plan.upload_kbps * 1000) },
+          ...(staticIpv4 ? [{ attribute: 'Framed-IP-Address', op: ':=', value: staticIpv4 }] : []),
+        ]),
+        groups: [],
+      };
+    case 'suspended':
+      return { check, reply: [], groups: [{ groupname: 'suspended', priority: 0 }] };
+    case 'pending':
+    case 'terminated':
+      return { check: [], reply: [], groups: [] };
+  }
+}
+
+// ---------- a scripted network driver ----------
+
+/** One step a scripted driver takes before the real apply: throwing fails that attempt, a pending promise holds it. */
+export type Step = (order: OrderEntity) => Promise<void>;
+
+/** A step that fails the attempt with a DriverError (`transient`: the worker may try again). */
+export const fail =
+  (message: string, transient = false): Step =>
+  () =>
+    Promise.reject(new DriverError(message, transient));
+
+/** A step that holds an attempt until released. */
+export function gate(): { step: Step; release: () => void } {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { step: () => held, release };
+}
+
+/**
+ * Spies on the app's network driver: the attempts of a radius username (`<tenant slug>/<pppoe_username>`, known
+ * before its service exists) first run the steps scripted for it, one per attempt; everything else (and every
+ * attempt once its steps are spent) goes to the real radius-sql driver. Keyed by username, so orders other suites
+ * left in the shared database never take a step meant for this one.
+ */
+export function scriptDriver(t: TestApp) {
+  const driver = t.app.get<NetworkDriver>(NETWORK_DRIVER);
+  const original = driver.apply.bind(driver);
+  const scripts = new Map<string, Step[]>();
+  const spy = jest.spyOn(driver, 'apply').mockImplementation(async (order, service, plan) => {
+    const step = scripts.get(service.radiusUsername)?.shift();
+    if (step) {
+      await step(order);
+    }
+    return original(order, service, plan);
+  });
+  return {
+    script(radiusUsername: string, ...steps: Step[]): void {
+      scripts.set(radiusUsername, [...(scripts.get(radiusUsername) ?? []), ...steps]);
+    },
+    attemptsOf(orderId: string): number {
+      return spy.mock.calls.filter(([order]) => order.id === orderId).length;
+    },
+    restore(): void {
+      spy.mockRestore();
+    },
+  };
+}
+
+export type ScriptedDriver = ReturnType<typeof scriptDriver>;

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import request, { type Response } from 'supertest';
-import { expectList } from './envelope';
+import { expectList, expectSuccess } from './envelope';
 import { bearer } from './factories';
-import type { TestApp } from './test-app';
+import { type ApiTarget, ensure, reach, type TestApp } from './test-app';
 
 export const SUBSCRIBER_ID = /^sub_[0-9A-Z]{26}$/;
 export const BILLING_PROFILE_ID = /^bp_[0-9A-Z]{26}$/;
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** SPEC 2.1: the only fields of the create answer. */
+/** The only fields of the create answer (README, Subscribers: "POST /api/v1/subscribers"). */
 export const CREATED_SUBSCRIBER_KEYS = [
   'billing_profile_id',
   'created_at',
@@ -18,7 +18,7 @@ export const CREATED_SUBSCRIBER_KEYS = [
   'status',
 ];
 
-/** DESIGN §2: reads return the full record. */
+/** Reads return the full record (README, Subscribers). */
 export const SUBSCRIBER_KEYS = [
   ...CREATED_SUBSCRIBER_KEYS,
   'address',
@@ -26,6 +26,9 @@ export const SUBSCRIBER_KEYS = [
   'metadata',
   'phone',
   'suspension_reason',
+  'tax_exempt',
+  'tax_exempt_reason',
+  'tax_id',
   'updated_at',
 ].sort();
 
@@ -43,6 +46,7 @@ export const BILLING_PROFILE_KEYS = [
   'payment_terms_days',
   'reconnection_fee',
   'reminder_offsets',
+  'tax_rate_ids',
   'updated_at',
 ];
 
@@ -78,6 +82,9 @@ export interface SubscriberRecord extends CreatedSubscriber {
   address: Record<string, string | null> | null;
   metadata: Record<string, unknown>;
   updated_at: string;
+  tax_exempt: boolean;
+  tax_exempt_reason: string | null;
+  tax_id: string | null;
 }
 
 export interface BillingProfile {
@@ -93,6 +100,7 @@ export interface BillingProfile {
   late_fee: Record<string, unknown> | null;
   reconnection_fee: number | null;
   fees_before_restoration: boolean;
+  tax_rate_ids: string[];
   created_at: string;
   updated_at: string;
 }
@@ -136,16 +144,18 @@ export function fullSubscriberBody(overrides: Body = {}): Body {
   });
 }
 
-export function postSubscriber(t: TestApp, token: string, body: Body, headers: Record<string, string> = {}) {
-  return request(t.http).post('/api/v1/subscribers').set(bearer(token)).set(headers).send(body);
+export function postSubscriber(
+  t: ApiTarget,
+  token: string,
+  body: Body,
+  headers: Record<string, string> = {},
+) {
+  return request(reach(t).to).post('/api/v1/subscribers').set(bearer(token)).set(headers).send(body);
 }
 
-export async function createSubscriber(t: TestApp, token: string, overrides: Body = {}) {
+export async function createSubscriber(t: ApiTarget, token: string, overrides: Body = {}) {
   const res = await postSubscriber(t, token, subscriberBody(overrides));
-  if (res.status !== 201) {
-    throw new Error(`create subscriber: ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  return res.body.data as CreatedSubscriber;
+  return ensure(res, 201, 'create subscriber').body.data as CreatedSubscriber;
 }
 
 export function postStatus(t: TestApp, token: string, id: string, status: string, reason?: string) {
@@ -234,6 +244,26 @@ export async function listEvents(t: TestApp, token: string, query: Record<string
 }
 
 /**
+ * The one event a create answered by `res` (201) wrote: of `type`, about the record created, under the request's id.
+ */
+export async function createdEvent(
+  t: TestApp,
+  token: string,
+  res: Response,
+  type: string,
+): Promise<EventBody> {
+  expectSuccess(res, 201);
+  const events = await listEvents(t, token, { subject_id: res.body.data.id });
+  expect(events).toHaveLength(1);
+  expect(events[0]).toMatchObject({
+    type,
+    subject_id: res.body.data.id,
+    request_id: res.body.meta.request_id,
+  });
+  return events[0];
+}
+
+/**
  * Makes the app listen on a loopback port, so requests fired at once share one server (supertest would otherwise
  * start and close a server per request). Closed with the app.
  */
@@ -242,8 +272,4 @@ export async function listen(t: TestApp): Promise<void> {
     return;
   }
   await new Promise<void>((resolve) => t.http.listen(0, '127.0.0.1', resolve));
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

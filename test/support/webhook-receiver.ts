@@ -1,7 +1,21 @@
+import dns from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
+import { waitUntil } from './wait-for';
+
+/**
+ * The app's webhook settings for a suite that delivers to a WebhookReceiver: plain http to loopback allowed, a quick
+ * poll, quick retries and a short timeout.
+ */
+export const DELIVERY_ENV: Readonly<Record<string, string>> = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_ALLOW_INSECURE: 'true',
+  WEBHOOK_POLL_MS: '100',
+  WEBHOOK_RETRY_DELAYS_S: '0.2,0.2,0.2',
+  WEBHOOK_TIMEOUT_MS: '2000',
+};
 
 /** One request the receiver got, as it arrived. */
 export interface ReceivedRequest {
@@ -156,32 +170,25 @@ export class WebhookReceiver {
    * Resolves with the matching requests once there are at least `n` of them (all requests when no filter is
    * given); rejects after `timeoutMs` with what did arrive.
    */
-  async waitFor(
+  waitFor(
     n: number,
-    timeoutMs = 10_000,
+    timeoutMs = 30_000,
     filter: (req: ReceivedRequest) => boolean = () => true,
   ): Promise<ReceivedRequest[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const matching = this.requests.filter(filter);
-      if (matching.length >= n) {
-        return matching;
-      }
-      if (Date.now() > deadline) {
-        const seen = this.requests.map(
-          (req) => `${req.body?.type ?? '?'} ${String(req.headers['webhook-id'])}`,
-        );
-        throw new Error(
-          `receiver ${this.url}: expected ${n} matching requests within ${timeoutMs} ms, got ${matching.length} ` +
-            `(all received: ${JSON.stringify(seen)})`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    return waitUntil(
+      () => this.requests.filter(filter),
+      (matching) => matching.length >= n,
+      { timeout: timeoutMs, what: `receiver ${this.url}: ${n} matching requests` },
+    ).catch((error: Error) => {
+      const seen = this.requests.map(
+        (req) => `${req.body?.type ?? '?'} ${String(req.headers['webhook-id'])}`,
+      );
+      throw new Error(`${error.message} (all received: ${JSON.stringify(seen)})`);
+    });
   }
 
   /** Waits for `n` requests carrying this event type. */
-  waitForType(type: string, n = 1, timeoutMs = 10_000): Promise<ReceivedRequest[]> {
+  waitForType(type: string, n = 1, timeoutMs = 30_000): Promise<ReceivedRequest[]> {
     return this.waitFor(n, timeoutMs, (req) => req.body?.type === type);
   }
 
@@ -291,13 +298,10 @@ export function waitForAttempts(
   timeoutMs = 10_000,
   filter: (attempt: AttemptRecord) => boolean = () => true,
 ): Promise<AttemptRecord[]> {
-  return eventually(
-    async () => {
-      const log = await listAttempts(target, token, id);
-      return log.filter(filter).length >= n ? log : undefined;
-    },
-    timeoutMs,
-    `${n} attempts in the log of ${id}`,
+  return waitUntil(
+    () => listAttempts(target, token, id),
+    (log) => log.filter(filter).length >= n,
+    { timeout: timeoutMs, interval: 50, what: `${n} attempts in the log of ${id}` },
   );
 }
 
@@ -328,28 +332,47 @@ export async function deleteAllWebhooks(target: Target, token: string, tenant?: 
   }
 }
 
-/** Polls `check` until it returns a value other than undefined (or throws no more), or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) {
-        return value;
-      }
-    } catch (error) {
-      last = error;
+/**
+ * Ends a suite that delivered to receivers: deletes every webhook of `tenants` (which drops whatever is still pending,
+ * so no later suite's worker retries into a closed port), closes the app, then the receivers.
+ */
+export async function closeDeliverySuite(
+  t: { http: Target; adminToken: string; close(): Promise<void> } | undefined,
+  tenants: { tenantId: string }[],
+  receivers: WebhookReceiver[],
+): Promise<void> {
+  if (t) {
+    for (const tenant of tenants) {
+      await deleteAllWebhooks(t.http, t.adminToken, tenant.tenantId);
     }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what} not met within ${timeoutMs} ms${last instanceof Error ? `: ${last.message}` : ''}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await t.close();
   }
+  for (const receiver of receivers) {
+    await receiver.close();
+  }
+}
+
+/** What a faked name resolves to: its addresses, or the error the lookup fails with. */
+export type LookupAnswer = string[] | Error;
+
+/**
+ * Makes `dns.promises.lookup` (what registration resolves with) answer `answers[host]` for the names given, and
+ * leaves every other name to the real resolver. Restore with `mockRestore()` or `jest.restoreAllMocks()`.
+ */
+export function fakeRegistrationDns(answers: Record<string, LookupAnswer>): jest.SpyInstance {
+  const real = dns.promises.lookup.bind(dns.promises);
+  return jest.spyOn(dns.promises, 'lookup').mockImplementation(((
+    hostname: string,
+    options?: dns.LookupOptions,
+  ) => {
+    const answer = answers[hostname];
+    if (answer === undefined) {
+      return real(hostname, options ?? {});
+    }
+    if (answer instanceof Error) {
+      return Promise.reject(answer);
+    }
+    const list = answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    return Promise.resolve(options?.all ? list : list[0]);
+  }) as typeof dns.promises.lookup);
 }

@@ -96,4 +96,8 @@ export class Charge {
 
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
+
+  /** The tax rates its line is taxed at; null: the billing profile's defaults; empty: untaxed. */
+  @Column('text', { array: true, nullable: true })
+  taxRateIds: string[] | null;
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
+import { Clock } from '../../common/clock';
 import { ApiError } from '../../common/errors/api-error';
 import { assertIfMatch } from '../../common/http/etag';
 import { newId } from '../../common/ids';
@@ -13,6 +14,7 @@ import { ServicesService } from '../../provisioning';
 import { SubscribersService } from '../../subscribers';
 import { InvoicesService } from '../invoices/invoices.service';
 import { BillingProfilesService } from '../profiles/billing-profiles.service';
+import { TaxRatesService } from '../taxes/tax-rates.service';
 import { Charge, ChargeSource, ChargeStatus } from './charge.entity';
 import { ChargesRepository } from './charges.repository';
 import { ChargeDto, CreateChargeDto, ListChargesQueryDto } from './dto/charge.dto';
@@ -28,6 +30,8 @@ export interface NewCharge {
   currency: string;
   source: ChargeSource;
   sourceId: string | null;
+  /** The rates its line is taxed at (checked by the caller); absent or null: the billing profile's. */
+  taxRateIds?: string[] | null;
 }
 
 /**
@@ -38,13 +42,15 @@ export interface NewCharge {
 export class ChargesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly subscribers: SubscribersService,
     private readonly services: ServicesService,
     private readonly profiles: BillingProfilesService,
     private readonly invoices: InvoicesService,
     private readonly charges: ChargesRepository,
+    private readonly taxRates: TaxRatesService,
+    private readonly clock: Clock,
   ) {}
 
   async create(auth: AuthContext, subscriberId: string, dto: CreateChargeDto): Promise<ChargeDto> {
@@ -67,7 +73,7 @@ export class ChargesService {
         );
       }
     }
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const subscriber = await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
       await this.subscribers.assertExists(tx.manager, tenantId, subscriberId, 'subscriber_id');
       const profile = await this.profiles.profileFor(tx.manager, tenantId, subscriber.billingProfileId);
@@ -78,6 +84,7 @@ export class ChargesService {
           'currency',
         );
       }
+      await this.taxRates.assertApplicable(tx.manager, tenantId, dto.tax_rate_ids);
       const charge = await this.record(tx, {
         tenantId,
         subscriberId,
@@ -88,6 +95,7 @@ export class ChargesService {
         currency: dto.currency,
         source: ChargeSource.Api,
         sourceId: null,
+        taxRateIds: dto.tax_rate_ids ?? null,
       });
       if (dto.invoice_now) {
         await this.invoices.issuePending(tx, subscriber, dto.currency, profile?.paymentTermsDays ?? 0);
@@ -104,7 +112,7 @@ export class ChargesService {
    * null when its source (a debit, a fee of an invoice) was charged before.
    */
   async record(tx: Tx, form: NewCharge): Promise<Charge | null> {
-    const now = new Date();
+    const now = this.clock.now();
     const charge = Object.assign(new Charge(), {
       tenantId: form.tenantId,
       id: newId('chg', now),
@@ -124,6 +132,7 @@ export class ChargesService {
       creditId: null,
       invoicedAt: null,
       createdAt: now,
+      taxRateIds: form.taxRateIds ?? null,
     });
     if (!(await this.charges.insertOnce(tx.manager, charge))) {
       return null;
@@ -151,7 +160,7 @@ export class ChargesService {
   /** Deletes a pending charge (409 invalid_state_transition once invoiced), with `charge.deleted`. */
   remove(auth: AuthContext, subscriberId: string, id: string): Promise<ChargeDto> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
       const charge = await this.charges.findForUpdate(tx.manager, tenantId, subscriberId, id);
       if (!charge) {

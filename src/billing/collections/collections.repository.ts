@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
-import { SubscriberStatus } from '../../subscribers';
+import { tenantsTable } from '../../gateway';
+import { SubscriberStatus, subscribersTable } from '../../subscribers';
 import { Invoice, PAYABLE_STATUSES } from '../invoices/invoice.entity';
-import { sqlList } from '../ledger/ledger.repository';
 import { subscriberProfileOn } from '../profiles/billing-profiles.repository';
-import { ALLOCATABLE_KINDS } from '../transactions/transaction.entity';
+import { owedOf, PAYABLE, unappliedOf } from './amounts-owed.repository';
 
 /**
  * A condition a caller adds to a collections query about one subject: given the SQL of the subject's tenant id and of
@@ -22,13 +22,10 @@ export interface LateFeeDue {
   tenantId: string;
   subscriberId: string;
   invoiceId: string;
-  number: number;
+  number: string;
   currency: string;
   base: number;
 }
-
-/** The sources of the charges that are fees (issue 28, item 9). */
-const FEE_SOURCES = sqlList(['late_fee', 'reconnection_fee']);
 
 /** A reminder due: the invoice, the latest offset whose day has come, and what is really owed on it. */
 export interface DueReminder {
@@ -36,8 +33,6 @@ export interface DueReminder {
   offsetDays: number;
   amountDue: number;
 }
-
-const PAYABLE = sqlList(PAYABLE_STATUSES);
 
 /** A place in the order the sweeps read payable invoices in, oldest due first: (due_date, id). */
 export interface SweepKey {
@@ -133,36 +128,8 @@ function pageOf<R extends PageRow, T>(rows: R[], page: SweepPage, item: (row: R)
  */
 const perRow = (condition: string): string => `(SELECT ${condition})`;
 
-/** The same account (tenant, subscriber, currency) in two aliases. */
-const sameAccount = (a: string, b: string): string =>
-  `${a}.tenant_id = ${b}.tenant_id AND ${a}.subscriber_id = ${b}.subscriber_id AND ${a}.currency = ${b}.currency`;
-
-/** SQL: the money an account has received and not applied (0 when none), for a correlated subquery. */
-function unappliedOf(tenantId: string, subscriberId: string, currency: string): string {
-  return `COALESCE((SELECT SUM(t.amount - t.allocated_amount - t.refunded_amount) FROM transactions t
-     WHERE t.tenant_id = ${tenantId} AND t.subscriber_id = ${subscriberId} AND t.currency = ${currency}
-       AND t.kind IN (${sqlList(ALLOCATABLE_KINDS)}) AND t.amount > t.allocated_amount + t.refunded_amount), 0)`;
-}
-
-/**
- * SQL: what is really owed on the payable invoice of alias `c` (its tenant_id, subscriber_id, currency, due_date,
- * number, total and amount_paid), owed when > 0: what is left of it once the money its account received and not yet
- * applied is applied to the account's payable invoices (those due before `dueBefore` when given) oldest due first (then
- * number), the order auto-apply and `oldest_first` use. That is `LEAST(amount due, short)`, where `short` is how far
- * the invoices up to it in that order exceed the money. Evaluated per invoice (two index probes: the account's payable
- * invoices, ix_invoices_tenant_subscriber_status, and its money, ix_transactions_unallocated), so a query pays for the
- * invoices it judges, not for the invoices in the database.
- */
-function owedOf(c: string, dueBefore: string | null): string {
-  return `LEAST(${c}.total - ${c}.amount_paid,
-    (SELECT SUM(u.total - u.amount_paid) FROM invoices u
-      WHERE ${sameAccount('u', c)} AND u.status IN (${PAYABLE})
-        AND (u.due_date, u.number) <= (${c}.due_date, ${c}.number)${dueBefore ? ` AND u.due_date < ${dueBefore}` : ''})
-    - ${unappliedOf(`${c}.tenant_id`, `${c}.subscriber_id`, `${c}.currency`)})`;
-}
-
 /** The tenants whose invoices the overdue sweep reads: all, each up to `today`. */
-const OVERDUE_BOUNDS = `SELECT t.id AS tenant_id, $1::date AS bound FROM tenants t`;
+const OVERDUE_BOUNDS = `SELECT t.id AS tenant_id, $1::date AS bound FROM ${tenantsTable('t')}`;
 
 /**
  * The tenants a profile of which suspends for non-payment, with the latest due date an invoice past the shortest grace
@@ -184,7 +151,7 @@ interface LateFeeRow {
   key_id: string | null;
   tenant_id: string;
   subscriber_id: string;
-  number: number;
+  number: string;
   currency: string;
   base: string;
 }
@@ -193,7 +160,7 @@ const lateFeeDue = (row: LateFeeRow): LateFeeDue => ({
   tenantId: row.tenant_id,
   subscriberId: row.subscriber_id,
   invoiceId: row.key_id!,
-  number: Number(row.number),
+  number: row.number,
   currency: row.currency,
   base: Number(row.base),
 });
@@ -208,10 +175,10 @@ const lateFeeDue = (row: LateFeeRow): LateFeeDue => ({
  */
 function lateFeeCtes(filter: SubjectFilter): string {
   return `candidates AS MATERIALIZED (
-    SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.amount_paid, i.lines,
+    SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.sequence, i.total, i.amount_paid, i.lines,
            p.late_fee_type, p.late_fee_percentage, p.late_fee_min_amount
       FROM scanned sc JOIN invoices i ON i.id = sc.id
-      JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
+      JOIN ${subscribersTable('s')} ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
       JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
      WHERE i.status IN (${PAYABLE}) AND p.late_fee_type IS NOT NULL AND p.currency = i.currency
        AND i.due_date + p.late_fee_after_days < $1::date
@@ -220,7 +187,8 @@ function lateFeeCtes(filter: SubjectFilter): string {
        AND ${perRow(filter('i.tenant_id', 'i.id'))}),
   judged AS MATERIALIZED (SELECT c.*, ${owedOf('c', '$1::date')} AS owed FROM candidates c),
   fee_lines AS (
-    SELECT c.id, SUM((l.line->>'amount')::bigint) AS amount
+    SELECT c.id, SUM(COALESCE(l.line->>'net_amount', l.line->>'amount')::bigint
+                     + COALESCE(l.line->>'tax_amount', '0')::bigint) AS amount
       FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
       JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source = 'late_fee'
      GROUP BY c.id),
@@ -237,9 +205,10 @@ const LATE_FEE_ANSWERS = `SELECT b.due_date::text AS key_due, b.id AS key_id, b.
   ORDER BY b.due_date, b.id LIMIT $2`;
 
 /**
- * What a subscriber really owes, for dunning (docs/automation.md): past-due amounts of payable invoices less the money
- * received and not yet applied in their currency. Reads invoices, transactions, billing profiles and subscribers;
- * writes nothing. The only place these reads are made: automation asks through CollectionsService.
+ * The dunning sweeps' reads (docs/automation.md), judged on what is really owed (amounts-owed.repository.ts): past-due
+ * amounts of payable invoices less the money received and not yet applied in their currency. Reads invoices,
+ * transactions, billing profiles and subscribers; writes nothing. The only place these reads are made: automation
+ * asks through CollectionsService.
  *
  * The sweeps' queries (overdue, suspension, reminders, late fees) are paged (SweepPage): each reads a bounded number
  * of payable invoices in (due_date, id) order, then judges only those, so a pass costs what its pages read, however
@@ -261,7 +230,7 @@ export class CollectionsRepository {
     const rows: PageRow[] = await manager.query(
       `WITH ${scannedCte(OVERDUE_BOUNDS, page.after !== null)},
        candidates AS MATERIALIZED (
-         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.amount_paid
+         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.sequence, i.total, i.amount_paid
            FROM scanned sc JOIN invoices i ON i.id = sc.id
           WHERE i.status IN (${PAYABLE}) AND ${perRow(filter('i.tenant_id', 'i.id'))}),
        judged AS MATERIALIZED (SELECT c.due_date, c.id, ${owedOf('c', '$1::date')} AS owed FROM candidates c)
@@ -308,7 +277,7 @@ export class CollectionsRepository {
        candidates AS MATERIALIZED (
          SELECT s.tenant_id, s.id, p.auto_suspend_after_days AS grace, i.due_date, i.id AS invoice_id
            FROM scanned sc JOIN invoices i ON i.id = sc.id
-           JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
+           JOIN ${subscribersTable('s')} ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
            JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
           WHERE i.status IN (${PAYABLE}) AND s.status = '${SubscriberStatus.Active}'
             AND p.auto_suspend_after_days IS NOT NULL AND i.due_date + p.auto_suspend_after_days < $1::date
@@ -330,25 +299,6 @@ export class CollectionsRepository {
     return pageOf(rows, page, (row) => ({ tenantId: row.tenant_id, id: row.id }));
   }
 
-  /** Whether the subscriber really owes, in some currency, invoices past their due date (before `today`). */
-  async owesPastDue(
-    manager: EntityManager,
-    tenantId: string,
-    subscriberId: string,
-    today: string,
-  ): Promise<boolean> {
-    const [row]: { owes: boolean }[] = await manager.query(
-      `SELECT EXISTS (
-         SELECT 1 FROM (
-           SELECT tenant_id, subscriber_id, currency, SUM(total - amount_paid) AS due FROM invoices
-            WHERE tenant_id = $1 AND subscriber_id = $2 AND status IN (${PAYABLE}) AND due_date < $3::date
-            GROUP BY tenant_id, subscriber_id, currency) g
-          WHERE g.due > ${unappliedOf('g.tenant_id', 'g.subscriber_id', 'g.currency')}) AS owes`,
-      [tenantId, subscriberId, today],
-    );
-    return row.owes;
-  }
-
   /**
    * Of one page, the reminders due on `today`: per payable invoice really owed whose subscriber's profile (its own, else
    * the tenant's default) has reminder offsets, the latest offset whose day (due_date + offset) has come, when it passes
@@ -365,10 +315,10 @@ export class CollectionsRepository {
     const rows: (PageRow & { offset_days: number; owed: string })[] = await manager.query(
       `WITH ${scannedCte(REMINDER_BOUNDS, page.after !== null)},
        latest AS MATERIALIZED (
-         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.total, i.amount_paid,
+         SELECT i.tenant_id, i.id, i.subscriber_id, i.currency, i.due_date, i.number, i.sequence, i.total, i.amount_paid,
                 (SELECT max(o) FROM unnest(p.reminder_offsets) o WHERE i.due_date + o <= $1::date) AS offset_days
            FROM scanned sc JOIN invoices i ON i.id = sc.id
-           JOIN subscribers s ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
+           JOIN ${subscribersTable('s')} ON s.tenant_id = i.tenant_id AND s.id = i.subscriber_id
            JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
           WHERE i.status IN (${PAYABLE}) AND cardinality(p.reminder_offsets) > 0),
        candidates AS MATERIALIZED (
@@ -423,34 +373,5 @@ export class CollectionsRepository {
       [today, 1, tenantId, invoiceId],
     );
     return rows.length === 0 ? null : lateFeeDue(rows[0]);
-  }
-
-  /**
-   * Whether the subscriber still owes fees (fees_before_restoration): an open invoice carrying late fee or reconnection
-   * fee lines whose fee part is really owed (owedOf; money received pays an invoice's fee lines first), or pending
-   * fee charges in a currency beyond the money received and not yet needed by its open invoices.
-   */
-  async owesFees(manager: EntityManager, tenantId: string, subscriberId: string): Promise<boolean> {
-    const [row]: { owes: boolean }[] = await manager.query(
-      `WITH candidates AS (
-         SELECT tenant_id, id, subscriber_id, currency, due_date, number, total, amount_paid, lines FROM invoices
-          WHERE tenant_id = $1 AND subscriber_id = $2 AND status IN (${PAYABLE})),
-       fee_invoices AS (
-         SELECT c.id, c.total, ${owedOf('c', null)} AS owed, SUM((l.line->>'amount')::bigint) AS fees
-           FROM candidates c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l(line)
-           JOIN charges f ON f.tenant_id = c.tenant_id AND f.id = l.line->>'charge_id' AND f.source IN (${FEE_SOURCES})
-          GROUP BY c.tenant_id, c.id, c.subscriber_id, c.currency, c.due_date, c.number, c.total, c.amount_paid),
-       pending AS (
-         SELECT tenant_id, subscriber_id, currency, SUM(amount) AS amount FROM charges
-          WHERE tenant_id = $1 AND subscriber_id = $2 AND status = 'pending' AND source IN (${FEE_SOURCES})
-          GROUP BY tenant_id, subscriber_id, currency)
-       SELECT EXISTS (SELECT 1 FROM fee_invoices f WHERE f.owed > 0 AND f.owed > f.total - f.fees)
-           OR EXISTS (SELECT 1 FROM pending p
-                       WHERE p.amount > ${unappliedOf('p.tenant_id', 'p.subscriber_id', 'p.currency')}
-                             - COALESCE((SELECT SUM(c.total - c.amount_paid) FROM candidates c
-                                          WHERE c.currency = p.currency), 0)) AS owes`,
-      [tenantId, subscriberId],
-    );
-    return row.owes;
   }
 }

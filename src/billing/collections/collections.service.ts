@@ -10,6 +10,7 @@ import {
   type SweepPage,
   type SweepResult,
 } from './collections.repository';
+import { AmountsOwedRepository } from './amounts-owed.repository';
 
 /**
  * What a sweep asks for: the answers by `today` that pass `filter`, at most `limit`, reading the payable invoices in
@@ -43,7 +44,10 @@ export interface Swept<T> {
  */
 @Injectable()
 export class CollectionsService {
-  constructor(private readonly collections: CollectionsRepository) {}
+  constructor(
+    private readonly collections: CollectionsRepository,
+    private readonly owed: AmountsOwedRepository,
+  ) {}
 
   /**
    * Invoices really owed past their due date (before `today`), passing `filter`, oldest due first from `from`; locked,
@@ -77,7 +81,7 @@ export class CollectionsService {
     subscriberId: string,
     today: string,
   ): Promise<boolean> {
-    return this.collections.owesPastDue(manager, tenantId, subscriberId, today);
+    return this.owed.owesPastDue(manager, tenantId, subscriberId, today);
   }
 
   /**
@@ -104,7 +108,7 @@ export class CollectionsService {
 
   /** Whether the subscriber really owes fees: fee lines of open invoices, or pending fee charges not yet covered. */
   owesFees(manager: EntityManager, tenantId: string, subscriberId: string): Promise<boolean> {
-    return this.collections.owesFees(manager, tenantId, subscriberId);
+    return this.owed.owesFees(manager, tenantId, subscriberId);
   }
 
   /** The reminders due by `today` (the latest offset per invoice) of invoices really owed, passing `filter`. */

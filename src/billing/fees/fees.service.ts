@@ -60,7 +60,7 @@ export class FeesService {
       tenantId,
       subscriberId,
       serviceId: null,
-      description: `Late fee for invoice #${due.number}`,
+      description: `Late fee for invoice ${due.number}`,
       unitAmount: amount,
       quantity: 1,
       currency: due.currency,

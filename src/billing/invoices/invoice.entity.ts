@@ -2,6 +2,7 @@ import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm
 import { Subscriber } from '../../subscribers';
 import { Tenant } from '../../gateway';
 import { bigintMoney } from '../../common/money';
+import type { LineTax, TaxSummaryRow } from '../taxes/tax-computation';
 
 export enum InvoiceStatus {
   Draft = 'draft',
@@ -32,21 +33,46 @@ export interface InvoiceLine {
   /** The first and last day (inclusive) the line bills. */
   period_start?: string;
   period_end?: string;
+  /**
+   * The rates the line is taxed at (its own on a manual invoice line; else its charge's, its plan's or the billing
+   * profile's defaults; none for an exempt subscriber). Absent on lines issued before taxes existed.
+   */
+  tax_rate_ids?: string[];
+  /** The line's amount without tax: `amount` when priced exclusive, less its taxes when priced inclusive. */
+  net_amount?: number;
+  /** Σ of `taxes`. */
+  tax_amount?: number;
+  taxes?: LineTax[];
+}
+
+/** A line's net: its net_amount, or its amount on a line issued before taxes existed. */
+export function lineNet(line: InvoiceLine): number {
+  return line.net_amount ?? line.amount;
+}
+
+/** What a line costs the customer: its net and its taxes. */
+export function lineGross(line: InvoiceLine): number {
+  return lineNet(line) + (line.tax_amount ?? 0);
 }
 
 @Entity('invoices')
 @Index('ix_invoices_tenant_created', ['tenantId', 'createdAt', 'id'])
 @Index('ix_invoices_tenant_subscriber_status', ['tenantId', 'subscriberId', 'status', 'dueDate'])
 @Index('ix_invoices_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
+// The dunning sweeps' index (src/billing/collections/collections.repository.ts): its rows are PAYABLE_STATUSES'.
 @Index('ix_invoices_tenant_payable_due', ['tenantId', 'dueDate', 'id'], {
-  where: `"status" IN ('open', 'partially_paid')`,
+  where: `"status" IN (${PAYABLE_STATUSES.map((status) => `'${status}'`).join(', ')})`,
 })
-@Index('uq_invoices_tenant_number', ['tenantId', 'number'], { unique: true })
+@Index('uq_invoices_tenant_number', ['tenantId', 'number'], { unique: true, where: `"number" IS NOT NULL` })
 @Check(
   'chk_invoices_status',
   `"status" IN ('draft', 'open', 'partially_paid', 'paid', 'void', 'written_off')`,
 )
-@Check('chk_invoices_number', `"number" > 0`)
+@Check('chk_invoices_sequence', `"sequence" > 0`)
+@Check(
+  'chk_invoices_numbered',
+  `("status" IN ('draft', 'void') OR "number" IS NOT NULL) AND ("number" IS NULL) = ("sequence" IS NULL)`,
+)
 @Check('chk_invoices_amounts', `"total" >= 0 AND "amount_paid" >= 0 AND "amount_paid" <= "total"`)
 @Check(
   'chk_invoices_paid_by_status',
@@ -58,7 +84,9 @@ export interface InvoiceLine {
   'chk_invoices_written_off',
   `("status" = 'written_off') = ("written_off_at" IS NOT NULL) AND ("status" = 'written_off') = ("write_off_reason" IS NOT NULL) AND ("status" = 'written_off') = ("amount_written_off" IS NOT NULL) AND ("amount_written_off" IS NULL OR "amount_written_off" = "total" - "amount_paid")`,
 )
-// A SQL function of the migration: every line is quantity > 0 × unit_amount ≥ 0 = amount, and they sum to total.
+// A SQL function of the migrations: every line is quantity > 0 × unit_amount = amount, split into a net and taxes that
+// add up to it (net = amount when priced exclusive, net + tax = amount when inclusive), and the lines' nets and taxes
+// sum to total.
 @Check('chk_invoices_lines', `isp_invoice_lines_valid("lines", "total")`)
 export class Invoice {
   @ForeignKey(() => Tenant, { name: 'fk_invoices_tenant' })
@@ -68,9 +96,16 @@ export class Invoice {
   @PrimaryColumn('text')
   id: string;
 
-  /** Sequential per tenant. */
-  @Column('integer')
-  number: number;
+  /**
+   * The document number from the tenant's invoice series (`INV-2026-000042`), given when the invoice is issued: null
+   * while a draft, so a draft that is never issued leaves no gap.
+   */
+  @Column('text', { nullable: true })
+  number: string | null;
+
+  /** The number's place in its series (restarting each year when the series does); null while a draft. */
+  @Column('integer', { nullable: true })
+  sequence: number | null;
 
   @ForeignKey(() => Subscriber, { name: 'fk_invoices_subscriber' })
   @Column('text')
@@ -87,6 +122,14 @@ export class Invoice {
 
   @Column('bigint', { transformer: bigintMoney })
   total: number;
+
+  /** Σ of the lines' taxes; the subtotal (Σ of the nets) is total − taxAmount. */
+  @Column('bigint', { transformer: bigintMoney })
+  taxAmount: number;
+
+  /** One row per rate: what it taxed and the tax, over the lines. */
+  @Column('jsonb')
+  taxes: TaxSummaryRow[];
 
   @Column('bigint', { transformer: bigintMoney })
   amountPaid: number;
@@ -130,16 +173,4 @@ export class Invoice {
   get amountDue(): number {
     return this.status === InvoiceStatus.WrittenOff ? 0 : this.total - this.amountPaid;
   }
-}
-
-/** The next invoice number of each tenant, taken under a row lock so numbers never repeat or skip. */
-@Entity('invoice_counters')
-@Check('chk_invoice_counters_last_number', `"last_number" > 0`)
-export class InvoiceCounter {
-  @ForeignKey(() => Tenant, { name: 'fk_invoice_counters_tenant' })
-  @PrimaryColumn('text')
-  tenantId: string;
-
-  @Column('integer')
-  lastNumber: number;
 }

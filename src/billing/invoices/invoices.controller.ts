@@ -1,5 +1,21 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Res,
+  StreamableFile,
+} from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { BillingDocuments } from '../documents/billing-documents';
+import { ApiPdf } from '../documents/api-pdf';
+import { pdfAnswer } from '../documents/pdf-response';
+import { Clock } from '../../common/clock';
 import { Page } from '../../common/envelope/envelope';
 import type { AuthContext } from '../../common/request-context';
 import {
@@ -25,7 +41,11 @@ import { HonoursIfMatch } from '../../common/http/honours-if-match';
 @ApiBearerAuth()
 @Controller('api/v1/invoices')
 export class InvoicesController {
-  constructor(private readonly invoices: InvoicesService) {}
+  constructor(
+    private readonly invoices: InvoicesService,
+    private readonly documents: BillingDocuments,
+    private readonly clock: Clock,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -60,7 +80,8 @@ export class InvoicesController {
     @Auth() auth: AuthContext,
     @Query() query: ListInvoicesQueryDto,
   ): Promise<Page<InvoiceDto>> {
-    return (await this.invoices.list(auth.tenantId, query)).map((invoice) => InvoiceDto.from(invoice));
+    const today = this.clock.today();
+    return (await this.invoices.list(auth.tenantId, query)).map((invoice) => InvoiceDto.from(invoice, today));
   }
 
   @Get(':id')
@@ -74,7 +95,25 @@ export class InvoicesController {
   @ApiErrors(...AUTH_ERRORS, 'not_found')
   async getInvoice(@Auth() auth: AuthContext, @Param('id') id: string): Promise<InvoiceDto> {
     const { invoice, allocations } = await this.invoices.getById(auth.tenantId, id);
-    return InvoiceDto.from(invoice, allocations);
+    return InvoiceDto.from(invoice, this.clock.today(), allocations);
+  }
+
+  @Get(':id/pdf')
+  @RequireScopes('billing:read')
+  @ApiOperation({
+    description:
+      "The invoice as a PDF document: the issuer (GET /tenant/settings), the customer, number, dates, lines with their rates, the tax summary, totals, amount due and payment instructions, amounts written for the currency and the tenant's locale. The same invoice gives the same bytes: the strong ETag is their hash, and If-None-Match answers 304. 404 `not_found` for an unknown invoice; 409 `invalid_state_transition` for a draft (it has no number yet).",
+    summary: 'Get an invoice as a PDF',
+  })
+  @ApiPdf()
+  @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_state_transition')
+  async getInvoicePdf(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<StreamableFile> {
+    return pdfAnswer(ifNoneMatch, res, await this.documents.invoicePdf(auth.tenantId, id));
   }
 
   @Post(':id/finalize')

@@ -20,7 +20,7 @@ export type InvoiceColumn = keyof InvoiceRow;
 
 const INSERT_INVOICES = recordsetInsert(Invoice, 'invoices');
 
-/** The only place the invoices and invoice_counters tables are read and written. */
+/** The only place the invoices table is read and written. */
 @Injectable()
 export class InvoicesRepository {
   async insert(manager: EntityManager, row: InvoiceRow): Promise<Invoice> {
@@ -103,26 +103,29 @@ export class InvoicesRepository {
     return paginate(qb, query);
   }
 
-  /** The tenant's next invoice number, under the counter row's lock until commit, so numbers never repeat or skip. */
-  async nextNumber(manager: EntityManager, tenantId: string): Promise<number> {
-    const rows: { last_number: number }[] = await manager.query(
-      `INSERT INTO invoice_counters (tenant_id, last_number) VALUES ($1, 1)
-       ON CONFLICT (tenant_id) DO UPDATE SET last_number = invoice_counters.last_number + 1
-       RETURNING last_number`,
-      [tenantId],
+  /**
+   * Writes the in-memory payment state (amount paid, status, paid at, updated at) of these invoices of the tenant, in
+   * one statement: the allocations of a bill run's batch (auto-apply).
+   */
+  async updatePaymentsMany(manager: EntityManager, tenantId: string, invoices: Invoice[]): Promise<void> {
+    if (invoices.length === 0) {
+      return;
+    }
+    await manager.query(
+      `UPDATE invoices i SET amount_paid = v.amount_paid, status = v.status, paid_at = v.paid_at,
+              updated_at = v.updated_at
+         FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+              AS v(id, amount_paid, status, paid_at, updated_at)
+        WHERE i.tenant_id = $1 AND i.id = v.id`,
+      [
+        tenantId,
+        invoices.map((invoice) => invoice.id),
+        invoices.map((invoice) => String(invoice.amountPaid)),
+        invoices.map((invoice) => invoice.status),
+        invoices.map((invoice) => invoice.paidAt),
+        invoices.map((invoice) => invoice.updatedAt),
+      ],
     );
-    return rows[0].last_number;
-  }
-
-  /** Reserves `count` invoice numbers of the tenant at once (one counter update); answers the first. */
-  async reserveNumbers(manager: EntityManager, tenantId: string, count: number): Promise<number> {
-    const [row]: { last_number: number }[] = await manager.query(
-      `INSERT INTO invoice_counters (tenant_id, last_number) VALUES ($1, $2)
-       ON CONFLICT (tenant_id) DO UPDATE SET last_number = invoice_counters.last_number + EXCLUDED.last_number
-       RETURNING last_number`,
-      [tenantId, count],
-    );
-    return row.last_number - count + 1;
   }
 
   /** A bill run batch's invoices, one statement. */

@@ -78,7 +78,7 @@ const BALANCES_SQL = `WITH currencies AS (
   FROM currencies c ORDER BY c.currency`;
 
 /**
- * The list, each entry LedgerEntryDto.from as Postgres renders it, field for field (test/list-rendering.e2e-spec.ts
+ * The list, each entry LedgerEntryDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts
  * holds the two to the same answer). Amounts are bigint, rendered as JSON numbers: every balance stays within 2^53 - 1.
  */
 const LEDGER_LIST: RenderedList = {

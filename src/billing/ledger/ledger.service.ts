@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RenderedPage } from '../../common/envelope/envelope';
+import { Clock } from '../../common/clock';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { MAX_AMOUNT } from '../../common/money';
@@ -31,6 +32,7 @@ export class LedgerService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly entries: LedgerRepository,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -48,8 +50,9 @@ export class LedgerService {
       );
     }
     await this.assertSumsSafe(manager, posting);
+    const now = this.clock.now();
     return this.entries.insertEntry(manager, {
-      id: newId('led'),
+      id: newId('led', now),
       tenantId: posting.tenantId,
       subscriberId: posting.subscriberId,
       currency: posting.currency,
@@ -57,7 +60,7 @@ export class LedgerService {
       amount: posting.amount,
       balanceAfter: balance,
       sourceId: posting.sourceId,
-      createdAt: new Date(),
+      createdAt: now,
     });
   }
 

@@ -113,6 +113,13 @@ export class BillingProfile {
   @Column('boolean', { default: false })
   feesBeforeRestoration: boolean;
 
+  /**
+   * The tax rates its subscribers' lines are taxed at by default (a plan's or a charge's own list overrides them);
+   * empty: untaxed. At most 3, all inclusive or all exclusive (checked on write against tax_rates).
+   */
+  @Column('text', { array: true, default: '{}' })
+  taxRateIds: string[];
+
   @Column({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 

@@ -4,6 +4,7 @@ import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { paginate, PageQueryDto } from '../../common/pagination';
 import { lockForUpdate } from '../../database/lock-for-update';
+import { subscribersTable } from '../../subscribers';
 import { BillingProfile } from './billing-profile.entity';
 
 /**
@@ -104,7 +105,7 @@ export class BillingProfilesRepository {
       auto_apply: boolean;
     }[] = await manager.query(
       `SELECT s.id, p.currency, p.billing_day, p.payment_terms_days, p.auto_apply
-           FROM subscribers s JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
+           FROM ${subscribersTable('s')} JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
           WHERE s.tenant_id = $1 AND s.id = ANY($2::text[])`,
       [tenantId, subscriberIds],
     );

@@ -2,12 +2,14 @@ import type { AuthContext } from '../../common/request-context';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../../common/clock';
 import { Page } from '../../common/envelope/envelope';
 import { assertIfMatch } from '../../common/http/etag';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService } from '../../events';
+import { TaxRatesService } from '../taxes/tax-rates.service';
 import { BillingProfile } from './billing-profile.entity';
 import { BillingProfilesRepository } from './billing-profiles.repository';
 import {
@@ -36,16 +38,19 @@ function apiFields(columns: (keyof BillingProfile)[]): string[] {
 export class BillingProfilesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly profiles: BillingProfilesRepository,
+    private readonly taxRates: TaxRatesService,
+    private readonly clock: Clock,
   ) {}
 
   create(auth: AuthContext, dto: CreateBillingProfileDto): Promise<BillingProfileDto> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
-      const now = new Date();
-      const id = newId('bp');
+    return this.transactionRunner.run(auth, async (tx) => {
+      await this.taxRates.assertApplicable(tx.manager, tenantId, dto.tax_rate_ids);
+      const now = this.clock.now();
+      const id = newId('bp', now);
       if (dto.is_default) {
         await this.clearDefault(tx, tenantId, id, now);
       }
@@ -63,6 +68,7 @@ export class BillingProfilesService {
         ...lateFeeColumns(dto.late_fee ?? null),
         reconnectionFee: dto.reconnection_fee ?? null,
         feesBeforeRestoration: dto.fees_before_restoration ?? false,
+        taxRateIds: dto.tax_rate_ids ?? [],
         createdAt: now,
         updatedAt: now,
       });
@@ -78,7 +84,7 @@ export class BillingProfilesService {
 
   update(auth: AuthContext, id: string, dto: UpdateBillingProfileDto): Promise<BillingProfile> {
     const { tenantId } = auth;
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const profile = await this.profiles.lockForUpdate(tx.manager, tenantId, id);
       await assertIfMatch(() => BillingProfileDto.from(profile));
       const changes: Partial<BillingProfile> = {
@@ -94,6 +100,7 @@ export class BillingProfilesService {
         ...(dto.late_fee !== undefined ? lateFeeColumns(dto.late_fee) : {}),
         reconnectionFee: dto.reconnection_fee,
         feesBeforeRestoration: dto.fees_before_restoration,
+        taxRateIds: dto.tax_rate_ids,
       };
       const changed = (Object.keys(changes) as (keyof BillingProfile)[]).filter(
         (key) => changes[key] !== undefined && !sameValue(changes[key], profile[key]),
@@ -101,7 +108,11 @@ export class BillingProfilesService {
       if (changed.length === 0) {
         return profile;
       }
-      const now = new Date();
+      // A list sent unchanged is not checked again (a rate of it may have been archived since).
+      if (changed.includes('taxRateIds')) {
+        await this.taxRates.assertApplicable(tx.manager, tenantId, dto.tax_rate_ids);
+      }
+      const now = this.clock.now();
       if (changes.isDefault === true && changed.includes('isDefault')) {
         await this.clearDefault(tx, tenantId, profile.id, now);
       }

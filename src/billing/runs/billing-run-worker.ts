@@ -11,12 +11,39 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events';
 import { BillingRun, BillingRunStatus, BillingRunTrigger } from './billing-run.entity';
-import { addFigures, type BatchFigures, BillingRunner, emptyFigures, runDay } from './billing-runner';
-import { BillingRunsRepository, type DueLocking } from './billing-runs.repository';
+import { addFigures, type BatchFigures, emptyFigures } from './batch-figures';
+import { BatchBiller } from './batch-biller';
+import { runDay } from './bill-computation';
+import { BillingPeriodsRepository, type DueLocking } from './billing-periods.repository';
+import { BillingRunsRepository } from './billing-runs.repository';
 import { BillingRunDto, newRun } from './dto/billing-run.dto';
 
 /** How many missed days the scheduler runs at once, oldest first (a server down longer catches up the rest later). */
 export const MAX_CATCH_UP_DAYS = 62;
+
+/**
+ * The days a tenant's scheduled runs bill, oldest first: from `from` (the day after its last scheduled run) to today
+ * once the run hour has come (else to yesterday), at most MAX_CATCH_UP_DAYS back; of the days a stopped server missed,
+ * only the tenant's billing days, and today's run whatever the day.
+ */
+export function scheduledDays(schedule: {
+  today: string;
+  hour: number;
+  runHourUtc: number;
+  from: string;
+  billingDays: readonly number[];
+}): string[] {
+  const { today, from, billingDays } = schedule;
+  const last = schedule.hour < schedule.runHourUtc ? addDays(today, -1) : today;
+  const first = from < addDays(last, -MAX_CATCH_UP_DAYS) ? addDays(last, -MAX_CATCH_UP_DAYS) : from;
+  const days: string[] = [];
+  for (let day = first; day <= last; day = addDays(day, 1)) {
+    if (day === today || billingDays.includes(Number(day.slice(8, 10)))) {
+      days.push(day);
+    }
+  }
+  return days;
+}
 
 /** What a run reports for a subscriber an unexpected error kept from being billed (the error itself is logged). */
 export const UNBILLABLE_REASON = "could not be billed: an internal error, logged with this run's id";
@@ -37,10 +64,11 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly runs: BillingRunsRepository,
-    private readonly runner: BillingRunner,
+    private readonly periods: BillingPeriodsRepository,
+    private readonly biller: BatchBiller,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -93,17 +121,12 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     }
     const now = this.clock.now();
     const today = this.clock.today();
-    const last = now.getUTCHours() < this.config.billing.runHourUtc ? addDays(today, -1) : today;
+    const { runHourUtc } = this.config.billing;
     for (const { tenantId, from, billingDays } of await this.runs.scheduleFrom(
       this.dataSource.manager,
       today,
     )) {
-      const first = from < addDays(last, -MAX_CATCH_UP_DAYS) ? addDays(last, -MAX_CATCH_UP_DAYS) : from;
-      for (let day = first; day <= last; day = addDays(day, 1)) {
-        // A missed day bills only a tenant's billing days; today's run is started whatever the day.
-        if (day !== today && !billingDays.includes(Number(day.slice(8, 10)))) {
-          continue;
-        }
+      for (const day of scheduledDays({ today, hour: now.getUTCHours(), runHourUtc, from, billingDays })) {
         const run = newRun({
           id: newId('brun', now),
           tenantId,
@@ -112,7 +135,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
           trigger: BillingRunTrigger.Schedule,
           actor: SYSTEM_SCOPE.actor,
           requestId: null,
-          at: new Date(),
+          at: now,
         });
         if (await this.runs.insertScheduled(this.dataSource.manager, run)) {
           this.logger.log({
@@ -133,7 +156,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     // a real run taken up again after a crash keeps the figure it started with.
     if (run.dryRun || run.subscribersBilled === 0) {
       run.subscribersDue =
-        day.billingDay > 28 ? 0 : await this.runs.countDue(this.dataSource.manager, run.tenantId, day);
+        day.billingDay > 28 ? 0 : await this.periods.countDue(this.dataSource.manager, run.tenantId, day);
       if (!run.dryRun) {
         await this.runs.setDue(this.dataSource.manager, run.id, leaseId, run.subscribersDue);
       }
@@ -149,7 +172,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
           errors: [],
         });
         for (let afterId = ''; ;) {
-          const figures = await this.runner.dryBatch(run, afterId);
+          const figures = await this.biller.dryBatch(run, afterId);
           if (!figures || !(await this.renew(run, leaseId))) {
             break;
           }
@@ -173,7 +196,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
         }
         let figures: BatchFigures | null;
         try {
-          figures = await this.runner.realBatch(run.id, leaseId, afterId, locking, skip);
+          figures = await this.biller.realBatch(run.id, leaseId, afterId, locking, skip);
         } catch (error) {
           // One subscriber broke the batch's statements: bill the batch one by one and report the one at fault.
           figures = await this.billOneByOne(run, leaseId, afterId, locking, skip, error as Error);
@@ -204,7 +227,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
       run_id: run.id,
       err: cause.message,
     });
-    const next = await this.runs.due(
+    const next = await this.periods.due(
       this.dataSource.manager,
       run.tenantId,
       runDay(run.asOf),
@@ -221,7 +244,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
       return { ...emptyFigures(), lastId: next.next };
     }
     try {
-      return await this.runner.realBatch(run.id, leaseId, afterId, locking, skip, 1);
+      return await this.biller.realBatch(run.id, leaseId, afterId, locking, skip, 1);
     } catch (error) {
       // The raw text (a database's, say) is for the log; the run, its API and its event carry a reason of ours.
       this.logger.error({
@@ -231,11 +254,11 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
         err: (error as Error).message,
       });
       const reason = UNBILLABLE_REASON;
-      await this.tx.run(SYSTEM_SCOPE, async (tx) => {
+      await this.transactionRunner.run(SYSTEM_SCOPE, async (tx) => {
         const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
         if (locked) {
           locked.errors = [...locked.errors, { subscriber_id: subscriberId, reason }];
-          locked.updatedAt = new Date();
+          locked.updatedAt = this.clock.now();
           await this.runs.update(tx.manager, locked);
         }
       });
@@ -262,7 +285,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     status: BillingRunStatus.Completed | BillingRunStatus.Failed,
     details?: Record<string, unknown>,
   ): Promise<void> {
-    await this.tx.run({ requestId: run.requestId, actor: run.actor }, async (tx) => {
+    await this.transactionRunner.run({ requestId: run.requestId, actor: run.actor }, async (tx) => {
       const locked = await this.runs.lockClaimed(tx.manager, run.id, leaseId);
       if (!locked) {
         return;
@@ -276,7 +299,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
           errors: run.errors,
         });
       }
-      const now = new Date();
+      const now = this.clock.now();
       Object.assign(locked, {
         subscribersDue: run.subscribersDue,
         status,

@@ -3,7 +3,7 @@ import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm
 import { bigintMoney } from '../../common/money';
 import { Tenant } from '../../gateway';
 import type { InvoiceLine } from '../invoices/invoice.entity';
-import type { AdvanceCharge } from './proration';
+import type { AdvanceCharge } from './plan-days';
 
 export enum BillingRunStatus {
   Running = 'running',

@@ -23,7 +23,7 @@ export class BillingRunsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly runs: BillingRunsRepository,
     private readonly worker: BillingRunWorker,
   ) {}
@@ -45,8 +45,8 @@ export class BillingRunsService {
         'as_of',
       );
     }
-    return this.tx.run(auth, async (tx) => {
-      const now = new Date();
+    return this.transactionRunner.run(auth, async (tx) => {
+      const now = this.clock.now();
       const run = newRun({
         id: newId('brun', now),
         tenantId: auth.tenantId,

@@ -9,9 +9,8 @@ import {
   type PlanInfo,
   planOn,
   prorate,
-  runLines,
-  settleService,
-} from './proration';
+} from './plan-days';
+import { runLines, settleService } from './proration';
 
 const A: PlanInfo = {
   id: 'plan_a',

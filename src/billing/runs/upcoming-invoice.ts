@@ -1,3 +1,4 @@
+import { lineDto } from '../invoices/dto/invoice-response.dto';
 import { Controller, Get, Injectable, Param } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
@@ -12,8 +13,8 @@ import { SubscribersService } from '../../subscribers';
 import { InvoiceLineDto } from '../invoices/dto/invoice-response.dto';
 import { BillingProfilesRepository } from '../profiles/billing-profiles.repository';
 import { TransactionsRepository } from '../transactions/transactions.repository';
-import { BillingRunner, runDay } from './billing-runner';
-import { BillingRunsRepository } from './billing-runs.repository';
+import { BillComputation, runDay } from './bill-computation';
+import { BillingPeriodsRepository } from './billing-periods.repository';
 import { MAX_AS_OF } from './dto/billing-run.dto';
 
 @ApiSchema({
@@ -74,8 +75,8 @@ export class UpcomingInvoiceService {
     private readonly clock: Clock,
     private readonly subscribers: SubscribersService,
     private readonly profiles: BillingProfilesRepository,
-    private readonly runs: BillingRunsRepository,
-    private readonly runner: BillingRunner,
+    private readonly periods: BillingPeriodsRepository,
+    private readonly computation: BillComputation,
     private readonly transactions: TransactionsRepository,
   ) {}
 
@@ -99,14 +100,14 @@ export class UpcomingInvoiceService {
     const today = this.clock.today();
     const thisMonth = `${today.slice(0, 8)}${String(profile.billingDay).padStart(2, '0')}`;
     let asOf = thisMonth >= today ? thisMonth : addMonths(thisMonth, 1);
-    if (await this.runs.isBilled(manager, tenantId, subscriberId, asOf)) {
+    if (await this.periods.isBilled(manager, tenantId, subscriberId, asOf)) {
       asOf = addMonths(asOf, 1);
     }
     if (asOf > MAX_AS_OF) {
       // No run may bill past the last day a period and its due date fit before 9999-12-31: nothing comes.
       return none;
     }
-    const [billed] = await this.runner.compute(manager, tenantId, runDay(asOf), [
+    const [billed] = await this.computation.compute(manager, tenantId, runDay(asOf), [
       {
         subscriberId,
         currency: profile.currency,
@@ -127,7 +128,7 @@ export class UpcomingInvoiceService {
       ...none,
       as_of: asOf,
       due_date: addDays(asOf, profile.paymentTermsDays),
-      lines,
+      lines: lines.map(lineDto),
       total,
       credit_to_apply: total > 0 ? Math.min(credit, total) : 0,
       amount_due: Math.max(0, total - credit),

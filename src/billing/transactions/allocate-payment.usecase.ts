@@ -2,10 +2,11 @@ import type { AuthContext } from '../../common/request-context';
 import { assertIfMatch } from '../../common/http/etag';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { Clock, utcDay } from '../../common/clock';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import { EventsService } from '../../events';
+import { EventsService, type NewEvent } from '../../events';
 import { InvoiceDto } from '../invoices/dto/invoice-response.dto';
 import { Invoice, InvoiceStatus, PAYABLE_STATUSES } from '../invoices/invoice.entity';
 import { InvoicesRepository } from '../invoices/invoices.repository';
@@ -32,16 +33,17 @@ interface Planned extends PlannedAllocation {
 @Injectable()
 export class AllocatePaymentUseCase {
   constructor(
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly transactions: TransactionsRepository,
     private readonly invoices: InvoicesRepository,
+    private readonly clock: Clock,
   ) {}
 
   execute(auth: AuthContext, transactionId: string, dto: AllocateDto): Promise<TransactionDto> {
     const { tenantId } = auth;
     const form = this.formOf(dto);
-    return this.tx.run(auth, async (tx) => {
+    return this.transactionRunner.run(auth, async (tx) => {
       const { manager } = tx;
       const transaction = await this.transactions.lockForUpdate(manager, tenantId, transactionId);
       await assertIfMatch(async () =>
@@ -196,60 +198,83 @@ export class AllocatePaymentUseCase {
   }
 
   /**
-   * Writes a plan whose rows the caller holds (the transaction, then its invoices): the allocations in one statement,
-   * the transaction's allocated amount, each invoice's amount paid and status (the in-memory entities too), and the
-   * events: invoice.paid for each invoice it pays in full, then transaction.allocated. Answers the allocations.
+   * Writes a plan whose rows the caller holds (the transaction, then its invoices): the allocations, the transaction's
+   * allocated amount, each invoice's amount paid and status (the in-memory entities too), and the events: invoice.paid
+   * for each invoice it pays in full, then transaction.allocated. Answers the allocations.
    */
-  async applyPlan(tx: Tx, transaction: Transaction, plan: PlannedAllocation[]): Promise<Allocation[]> {
-    const { manager } = tx;
-    const now = new Date();
-    const allocations = await this.transactions.insertAllocations(
-      manager,
-      plan.map((item) => ({
-        id: newId('alc'),
-        tenantId: transaction.tenantId,
-        transactionId: transaction.id,
-        invoiceId: item.invoice?.id ?? null,
-        subscriberId: transaction.subscriberId,
-        amount: item.amount,
-        currency: transaction.currency,
-        createdAt: now,
-      })),
-    );
-    transaction.allocatedAmount += plan.reduce((sum, item) => sum + item.amount, 0);
-    await this.transactions.update(manager, transaction, ['allocatedAmount']);
+  applyPlan(tx: Tx, transaction: Transaction, plan: PlannedAllocation[]): Promise<Allocation[]> {
+    return this.applyPlans(tx, new Map([[transaction, plan]]));
+  }
 
-    for (const invoice of new Set(plan.flatMap((item) => (item.invoice ? [item.invoice] : [])))) {
-      invoice.amountPaid += plan
-        .filter((item) => item.invoice === invoice)
-        .reduce((sum, item) => sum + item.amount, 0);
-      invoice.status = invoice.amountDue === 0 ? InvoiceStatus.Paid : InvoiceStatus.PartiallyPaid;
-      invoice.paidAt = invoice.status === InvoiceStatus.Paid ? now : null;
-      invoice.updatedAt = now;
-      await this.invoices.update(manager, invoice, ['amountPaid', 'status', 'paidAt', 'updatedAt']);
-      if (invoice.status === InvoiceStatus.Paid) {
-        await this.events.append(tx, {
-          tenantId: invoice.tenantId,
-          type: 'invoice.paid',
-          subjectId: invoice.id,
-          object: InvoiceDto.from(invoice),
-        });
+  /**
+   * Writes several plans of one tenant at once, in the order given, as applyPlan would one after the other, with
+   * four statements however many (auto-apply over a bill run's batch): the allocations, the transactions' allocated
+   * amounts, the invoices' payment state, and the events, each event's object as it stood at its point of the order.
+   */
+  async applyPlans(tx: Tx, plans: Map<Transaction, PlannedAllocation[]>): Promise<Allocation[]> {
+    const { manager } = tx;
+    const now = this.clock.now();
+    const made: Allocation[] = [];
+    const events: NewEvent[] = [];
+    const touched = new Set<Invoice>();
+    for (const [transaction, plan] of plans) {
+      const allocations = plan.map((item) =>
+        Object.assign(new Allocation(), {
+          id: newId('alc', now),
+          tenantId: transaction.tenantId,
+          transactionId: transaction.id,
+          invoiceId: item.invoice?.id ?? null,
+          subscriberId: transaction.subscriberId,
+          amount: item.amount,
+          currency: transaction.currency,
+          createdAt: now,
+        }),
+      );
+      made.push(...allocations);
+      transaction.allocatedAmount += plan.reduce((sum, item) => sum + item.amount, 0);
+      for (const invoice of new Set(plan.flatMap((item) => (item.invoice ? [item.invoice] : [])))) {
+        invoice.amountPaid += plan
+          .filter((item) => item.invoice === invoice)
+          .reduce((sum, item) => sum + item.amount, 0);
+        invoice.status = invoice.amountDue === 0 ? InvoiceStatus.Paid : InvoiceStatus.PartiallyPaid;
+        invoice.paidAt = invoice.status === InvoiceStatus.Paid ? now : null;
+        invoice.updatedAt = now;
+        touched.add(invoice);
+        if (invoice.status === InvoiceStatus.Paid) {
+          events.push({
+            tenantId: invoice.tenantId,
+            type: 'invoice.paid',
+            subjectId: invoice.id,
+            object: InvoiceDto.from(invoice, utcDay(now)),
+          });
+        }
       }
+      events.push({
+        tenantId: transaction.tenantId,
+        type: 'transaction.allocated',
+        subjectId: transaction.id,
+        object: TransactionDto.from(transaction),
+        details: {
+          allocations: allocations.map((a) => ({ id: a.id, invoice_id: a.invoiceId, amount: a.amount })),
+        },
+      });
     }
-    await this.events.append(tx, {
-      tenantId: transaction.tenantId,
-      type: 'transaction.allocated',
-      subjectId: transaction.id,
-      object: TransactionDto.from(transaction),
-      details: {
-        allocations: allocations.map((a) => ({ id: a.id, invoice_id: a.invoiceId, amount: a.amount })),
-      },
-    });
-    return allocations;
+    if (made.length === 0) {
+      return made;
+    }
+    const tenantId = made[0].tenantId;
+    await this.transactions.insertAllocations(manager, made);
+    await this.transactions.updateAllocatedMany(manager, tenantId, [...plans.keys()]);
+    await this.invoices.updatePaymentsMany(manager, tenantId, [...touched]);
+    await this.events.appendMany(tx, events);
+    return made;
   }
 }
 
-/** Oldest due date first, then the lower invoice number: the order money is applied in. */
+/** Oldest due date first, then the one issued first (its place in the series, then id): the order money is applied in. */
 export function byDueDate(a: Invoice, b: Invoice): number {
-  return a.dueDate === b.dueDate ? a.number - b.number : a.dueDate < b.dueDate ? -1 : 1;
+  if (a.dueDate !== b.dueDate) {
+    return a.dueDate < b.dueDate ? -1 : 1;
+  }
+  return (a.sequence ?? 0) - (b.sequence ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

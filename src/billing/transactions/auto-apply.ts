@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { groupBy } from '../../common/group-by';
 import type { Tx } from '../../database/transaction-runner';
 import { Invoice, PAYABLE_STATUSES } from '../invoices/invoice.entity';
 import { AllocatePaymentUseCase, byDueDate, type PlannedAllocation } from './allocate-payment.usecase';
@@ -13,12 +14,38 @@ const accountOf = (row: { subscriberId: string; currency: string }): string =>
 const byOccurred = (a: Transaction, b: Transaction): number =>
   a.occurredAt.getTime() - b.occurredAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const row of rows) {
-    groups.set(key(row), [...(groups.get(key(row)) ?? []), row]);
+/**
+ * What auto-apply pays with what (one tenant's payable invoices and unapplied money): within each subscriber's
+ * currency, the money oldest `occurred_at` first (then id), each to the invoices oldest due date first (then number),
+ * until the money or what the invoices owe runs out. Answers the plans in the order the money is used; money that pays
+ * nothing has none.
+ */
+export function autoApplyPlans(
+  invoices: readonly Invoice[],
+  money: readonly Transaction[],
+): Map<Transaction, PlannedAllocation[]> {
+  const invoicesOf = groupBy(invoices, accountOf);
+  const plans = new Map<Transaction, PlannedAllocation[]>();
+  for (const [account, funds] of groupBy(money, accountOf)) {
+    const owed = [...(invoicesOf.get(account) ?? [])].sort(byDueDate);
+    const left = new Map(owed.map((invoice) => [invoice, invoice.amountDue]));
+    for (const transaction of funds.sort(byOccurred)) {
+      let available = transaction.unallocatedAmount;
+      const plan: PlannedAllocation[] = [];
+      for (const invoice of owed) {
+        const amount = Math.min(available, left.get(invoice)!);
+        if (amount > 0) {
+          plan.push({ invoice, amount });
+          left.set(invoice, left.get(invoice)! - amount);
+          available -= amount;
+        }
+      }
+      if (plan.length > 0) {
+        plans.set(transaction, plan);
+      }
+    }
   }
-  return groups;
+  return plans;
 }
 
 /**
@@ -37,8 +64,8 @@ export class AutoApply {
    * Applies, in the caller's transaction, the unallocated payments and credits of the invoices' subscribers (those
    * whose profile has auto_apply on) to these just-issued invoices of the same currency: the money oldest
    * `occurred_at` first (then id), each to the invoices oldest due date first (then number). Set-wise: one statement
-   * per tenant finds and locks the money (none in the common case), then the writes and events of an explicit
-   * allocation (invoice.paid, transaction.allocated) for the accounts that have some.
+   * per tenant finds and locks the money (none in the common case), then four write the allocations, the money's and
+   * the invoices' new amounts and the events of an explicit allocation (invoice.paid, transaction.allocated).
    *
    * The invoices must be written by the caller's transaction or locked by it; they are updated in place (amountPaid,
    * status, paidAt, updatedAt). The money's rows are locked here, so call it before posting the invoices to the ledger
@@ -50,33 +77,10 @@ export class AutoApply {
     );
     const made: Allocation[] = [];
     for (const [tenantId, ofTenant] of groupBy(payable, (invoice) => invoice.tenantId)) {
-      const invoicesOf = groupBy(ofTenant, accountOf);
-      const accounts = [...invoicesOf.values()].map(([first]) => first);
+      const accounts = [...groupBy(ofTenant, accountOf).values()].map(([first]) => first);
       const money = await this.transactions.lockAutoApplicable(tx.manager, tenantId, accounts);
-      const plans = new Map<Transaction, PlannedAllocation[]>();
-      for (const [account, funds] of groupBy(money, accountOf)) {
-        const owed = [...(invoicesOf.get(account) ?? [])].sort(byDueDate);
-        const left = new Map(owed.map((invoice) => [invoice, invoice.amountDue]));
-        for (const transaction of funds.sort(byOccurred)) {
-          let available = transaction.unallocatedAmount;
-          const plan: PlannedAllocation[] = [];
-          for (const invoice of owed) {
-            const amount = Math.min(available, left.get(invoice)!);
-            if (amount > 0) {
-              plan.push({ invoice, amount });
-              left.set(invoice, left.get(invoice)! - amount);
-              available -= amount;
-            }
-          }
-          if (plan.length > 0) {
-            plans.set(transaction, plan);
-          }
-        }
-      }
       // In the order the money is used (all of it is locked already), so the allocations read in that order too.
-      for (const [transaction, plan] of plans) {
-        made.push(...(await this.allocator.applyPlan(tx, transaction, plan)));
-      }
+      made.push(...(await this.allocator.applyPlans(tx, autoApplyPlans(ofTenant, money))));
     }
     return made;
   }

@@ -7,6 +7,7 @@ import { recordsetInsert } from '../../database/entity-columns';
 import { ListTransactionsQueryDto } from './dto/transaction.dto';
 import { sqlList } from '../ledger/ledger.repository';
 import { subscriberProfileOn } from '../profiles/billing-profiles.repository';
+import { subscribersTable } from '../../subscribers';
 import { ALLOCATABLE_KINDS, Allocation, Transaction } from './transaction.entity';
 
 /** A transaction's stored fields: the entity without what it computes (`autoApply` is true unless said). */
@@ -17,6 +18,7 @@ export type TransactionRow = Omit<Transaction, 'unallocatedAmount' | 'autoApply'
 export type TransactionColumn = keyof TransactionRow;
 
 const INSERT_TRANSACTIONS = recordsetInsert(Transaction, 'transactions');
+const INSERT_ALLOCATIONS = recordsetInsert(Allocation, 'allocations');
 
 /** The only place the transactions and allocations tables are read and written. */
 @Injectable()
@@ -116,7 +118,7 @@ export class TransactionsRepository {
         },
       )
       .andWhere(
-        `COALESCE((SELECT p.auto_apply FROM subscribers s JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
+        `COALESCE((SELECT p.auto_apply FROM ${subscribersTable('s')} JOIN billing_profiles p ON ${subscriberProfileOn('s', 'p')}
           WHERE s.tenant_id = t.tenant_id AND s.id = t.subscriber_id), true)`,
       )
       .orderBy('t.id', 'ASC')
@@ -126,9 +128,81 @@ export class TransactionsRepository {
 
   /** Writes the allocations in one statement; returns them as entities. */
   async insertAllocations(manager: EntityManager, rows: Allocation[]): Promise<Allocation[]> {
-    const allocations = rows.map((row) => manager.create(Allocation, row));
-    await manager.insert(Allocation, allocations);
+    const allocations = rows.map((row) => Object.assign(new Allocation(), row));
+    if (allocations.length > 0) {
+      await manager.query(INSERT_ALLOCATIONS.sql, INSERT_ALLOCATIONS.params(allocations));
+    }
     return allocations;
+  }
+
+  /** Writes the in-memory allocated amounts of these transactions of the tenant, in one statement. */
+  async updateAllocatedMany(
+    manager: EntityManager,
+    tenantId: string,
+    transactions: Transaction[],
+  ): Promise<void> {
+    if (transactions.length === 0) {
+      return;
+    }
+    await manager.query(
+      `UPDATE transactions t SET allocated_amount = v.allocated
+         FROM unnest($2::text[], $3::bigint[]) AS v(id, allocated)
+        WHERE t.tenant_id = $1 AND t.id = v.id`,
+      [
+        tenantId,
+        transactions.map((transaction) => transaction.id),
+        transactions.map((transaction) => String(transaction.allocatedAmount)),
+      ],
+    );
+  }
+
+  /**
+   * Gives back `amount` of what a payment allocated to an invoice, newest allocation first (an allocation brought to
+   * 0 is removed), and lowers the payment's allocated amount in memory and in its row: the one change an allocation
+   * ever takes, when a credit note pays part of a paid invoice back out of that payment (docs/decisions.md).
+   */
+  async releaseFromInvoice(
+    manager: EntityManager,
+    payment: Transaction,
+    invoiceId: string,
+    amount: number,
+  ): Promise<void> {
+    const rows = await manager.find(Allocation, {
+      where: { tenantId: payment.tenantId, transactionId: payment.id, invoiceId },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+    let left = amount;
+    for (const row of rows) {
+      if (left === 0) {
+        break;
+      }
+      const taken = Math.min(left, row.amount);
+      left -= taken;
+      if (taken === row.amount) {
+        await manager.delete(Allocation, { id: row.id });
+      } else {
+        await manager.update(Allocation, { id: row.id }, { amount: row.amount - taken });
+      }
+    }
+    if (left > 0) {
+      throw new Error(`payment ${payment.id} has less than ${amount} allocated to invoice ${invoiceId}`);
+    }
+    payment.allocatedAmount -= amount;
+    await this.update(manager, payment, ['allocatedAmount']);
+  }
+
+  /** What a transaction allocated to an invoice. */
+  async allocatedTo(
+    manager: EntityManager,
+    tenantId: string,
+    transactionId: string,
+    invoiceId: string,
+  ): Promise<number> {
+    const [row]: { sum: string | null }[] = await manager.query(
+      `SELECT SUM(amount) AS sum FROM allocations WHERE tenant_id = $1 AND transaction_id = $2 AND invoice_id = $3`,
+      [tenantId, transactionId, invoiceId],
+    );
+    return Number(row.sum ?? 0);
   }
 
   /** A transaction's allocations, oldest first. */

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
+import { Clock } from '../../common/clock';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
@@ -33,11 +34,54 @@ const LEDGER_SIGN: Record<
   [TransactionKind.Refund]: { type: LedgerEntryType.Refund, sign: 1 },
 };
 
+/** The fields that go with one kind only: refund_of with a refund (required there), auto_apply with allocatable money. */
+function assertKindFields(dto: CreateTransactionDto): void {
+  const isRefund = dto.kind === TransactionKind.Refund;
+  if (isRefund && dto.refund_of === undefined) {
+    throw new ApiError(
+      'missing_field',
+      'refund_of is required for a refund: the payment it returns money from.',
+      'refund_of',
+    );
+  }
+  if (!isRefund && dto.refund_of !== undefined) {
+    throw new ApiError('validation_failed', 'refund_of is only for refunds.', 'refund_of');
+  }
+  if (dto.auto_apply !== undefined && !ALLOCATABLE_KINDS.includes(dto.kind)) {
+    throw new ApiError('validation_failed', 'auto_apply is only for payments and credits.', 'auto_apply');
+  }
+}
+
+/** The row of a transaction recorded at `now` as the request states it (it occurred now unless it says when). */
+function transactionRow(tenantId: string, dto: CreateTransactionDto, now: Date): TransactionRow {
+  return {
+    id: newId('txn', now),
+    tenantId,
+    subscriberId: dto.subscriber_id,
+    kind: dto.kind,
+    source: dto.source,
+    amount: dto.amount,
+    currency: dto.currency,
+    externalId: dto.external_id ?? null,
+    reference: dto.reference ?? null,
+    description: dto.description ?? null,
+    method: dto.method ?? null,
+    occurredAt: dto.occurred_at ? new Date(dto.occurred_at) : now,
+    refundOf: dto.refund_of ?? null,
+    metadata: dto.metadata ?? {},
+    allocatedAmount: 0,
+    refundedAmount: 0,
+    // false: left for an allocation by hand; auto-apply never takes it, now or when an invoice is issued.
+    autoApply: dto.auto_apply !== false,
+    createdAt: now,
+  };
+}
+
 @Injectable()
 export class TransactionsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly subscribers: SubscribersService,
     private readonly ledger: LedgerService,
@@ -45,96 +89,13 @@ export class TransactionsService {
     private readonly allocator: AllocatePaymentUseCase,
     private readonly profiles: BillingProfilesService,
     private readonly charges: ChargesService,
+    private readonly clock: Clock,
   ) {}
 
   async create(auth: AuthContext, dto: CreateTransactionDto): Promise<TransactionDto> {
-    const { tenantId } = auth;
-    const isRefund = dto.kind === TransactionKind.Refund;
-    if (isRefund && dto.refund_of === undefined) {
-      throw new ApiError(
-        'missing_field',
-        'refund_of is required for a refund: the payment it returns money from.',
-        'refund_of',
-      );
-    }
-    if (!isRefund && dto.refund_of !== undefined) {
-      throw new ApiError('validation_failed', 'refund_of is only for refunds.', 'refund_of');
-    }
-    if (dto.auto_apply !== undefined && !ALLOCATABLE_KINDS.includes(dto.kind)) {
-      throw new ApiError('validation_failed', 'auto_apply is only for payments and credits.', 'auto_apply');
-    }
+    assertKindFields(dto);
     try {
-      return await this.tx.run(auth, async (tx) => {
-        const { manager } = tx;
-        // Money that really moved (a payment, a refund of one) is recorded for an archived subscriber too.
-        const received = dto.kind === TransactionKind.Payment || isRefund;
-        const subscriber = await this.subscribers.assertExists(
-          manager,
-          tenantId,
-          dto.subscriber_id,
-          'subscriber_id',
-          {
-            archived: received ? 'allowed' : 'refused',
-          },
-        );
-        // Auto-apply (docs/billing.md): money received pays what is owed at once, oldest due first. The subscriber's row
-        // lock (first in the lock order) queues it with the invoices issued to the subscriber, which take it too, so a
-        // payment and an invoice recorded at the same moment always meet, whichever commits first.
-        const allocatable = ALLOCATABLE_KINDS.includes(dto.kind);
-        const autoApply =
-          allocatable && (dto.auto_apply ?? (await this.autoApplyOf(manager, tenantId, subscriber)));
-        if (autoApply) {
-          await this.subscribers.lockIn(manager, tenantId, subscriber.id);
-        }
-        const row: TransactionRow = {
-          id: newId('txn'),
-          tenantId,
-          subscriberId: dto.subscriber_id,
-          kind: dto.kind,
-          source: dto.source,
-          amount: dto.amount,
-          currency: dto.currency,
-          externalId: dto.external_id ?? null,
-          reference: dto.reference ?? null,
-          description: dto.description ?? null,
-          method: dto.method ?? null,
-          occurredAt: dto.occurred_at ? new Date(dto.occurred_at) : new Date(),
-          refundOf: dto.refund_of ?? null,
-          metadata: dto.metadata ?? {},
-          allocatedAmount: 0,
-          refundedAmount: 0,
-          // false: left for an allocation by hand; auto-apply never takes it, now or when an invoice is issued.
-          autoApply: dto.auto_apply !== false,
-          createdAt: new Date(),
-        };
-        if (isRefund) {
-          await this.drawRefund(tx, row);
-        }
-        const transaction = await this.transactions.insert(manager, row);
-        await this.events.append(tx, {
-          tenantId,
-          type: 'transaction.created',
-          subjectId: transaction.id,
-          object: TransactionDto.from(transaction),
-        });
-        // Applied before the ledger posting: it locks invoices, and the balance row is always the last lock taken.
-        const allocations = autoApply ? await this.allocator.applyOldestFirst(tx, transaction) : [];
-        if (transaction.kind === TransactionKind.Debit) {
-          // A debit is owed once an invoice carries it: it becomes a pending charge (docs/billing.md, "Charges").
-          await this.debitCharge(tx, subscriber, transaction);
-          return TransactionDto.from(transaction);
-        }
-        const { type, sign } = LEDGER_SIGN[transaction.kind];
-        await this.ledger.post(manager, {
-          tenantId,
-          subscriberId: transaction.subscriberId,
-          currency: transaction.currency,
-          type,
-          amount: sign * transaction.amount,
-          sourceId: transaction.id,
-        });
-        return TransactionDto.from(transaction, allocatable ? allocations : undefined);
-      });
+      return await this.transactionRunner.run(auth, (tx) => this.record(tx, auth.tenantId, dto));
     } catch (error) {
       if (isUniqueViolation(error, 'uq_transactions_external_id')) {
         throw new ApiError(
@@ -145,6 +106,63 @@ export class TransactionsService {
       }
       throw error;
     }
+  }
+
+  /**
+   * Records the transaction in the caller's transaction: written and announced, applied to what is owed (auto-apply),
+   * and posted to the ledger (a debit becomes a pending charge instead).
+   */
+  private async record(tx: Tx, tenantId: string, dto: CreateTransactionDto): Promise<TransactionDto> {
+    const { manager } = tx;
+    const isRefund = dto.kind === TransactionKind.Refund;
+    // Money that really moved (a payment, a refund of one) is recorded for an archived subscriber too.
+    const received = dto.kind === TransactionKind.Payment || isRefund;
+    const subscriber = await this.subscribers.assertExists(
+      manager,
+      tenantId,
+      dto.subscriber_id,
+      'subscriber_id',
+      {
+        archived: received ? 'allowed' : 'refused',
+      },
+    );
+    // Auto-apply (docs/billing.md): money received pays what is owed at once, oldest due first. The subscriber's row
+    // lock (first in the lock order) queues it with the invoices issued to the subscriber, which take it too, so a
+    // payment and an invoice recorded at the same moment always meet, whichever commits first.
+    const allocatable = ALLOCATABLE_KINDS.includes(dto.kind);
+    const autoApply =
+      allocatable && (dto.auto_apply ?? (await this.autoApplyOf(manager, tenantId, subscriber)));
+    if (autoApply) {
+      await this.subscribers.lockIn(manager, tenantId, subscriber.id);
+    }
+    const row = transactionRow(tenantId, dto, this.clock.now());
+    if (isRefund) {
+      await this.drawRefund(tx, row);
+    }
+    const transaction = await this.transactions.insert(manager, row);
+    await this.events.append(tx, {
+      tenantId,
+      type: 'transaction.created',
+      subjectId: transaction.id,
+      object: TransactionDto.from(transaction),
+    });
+    // Applied before the ledger posting: it locks invoices, and the balance row is always the last lock taken.
+    const allocations = autoApply ? await this.allocator.applyOldestFirst(tx, transaction) : [];
+    if (transaction.kind === TransactionKind.Debit) {
+      // A debit is owed once an invoice carries it: it becomes a pending charge (docs/billing.md, "Charges").
+      await this.debitCharge(tx, subscriber, transaction);
+      return TransactionDto.from(transaction);
+    }
+    const { type, sign } = LEDGER_SIGN[transaction.kind];
+    await this.ledger.post(manager, {
+      tenantId,
+      subscriberId: transaction.subscriberId,
+      currency: transaction.currency,
+      type,
+      amount: sign * transaction.amount,
+      sourceId: transaction.id,
+    });
+    return TransactionDto.from(transaction, allocatable ? allocations : undefined);
   }
 
   /** The pending charge a debit makes, under the subscriber's lock, in its billing profile's currency. */

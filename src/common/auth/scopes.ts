@@ -25,6 +25,9 @@ export const SCOPES = [
   'automation:read',
   'automation:write',
   'automation:*',
+  'notifications:read',
+  'notifications:write',
+  'notifications:*',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -21,8 +21,9 @@ export class Page<T> {
 }
 
 /**
- * A page whose items Postgres rendered as JSON (paginateRendered): `itemsJson` is their JSON array, which the
- * envelope splices into the answer as it is, so the rows are never parsed into objects nor serialised again here.
+ * A page whose items Postgres rendered as JSON (renderedPage, src/database/rendered-page.ts): `itemsJson` is their
+ * JSON array, which the envelope splices into the answer as it is, so the rows are never parsed into objects nor
+ * serialised again here.
  */
 export class RenderedPage {
   constructor(

@@ -48,6 +48,11 @@ export const ERROR_CATALOG = {
     description:
       "The plan's speeds or price cannot change while a live service uses it: make a new plan and change_plan.",
   },
+  tax_rate_in_use: {
+    status: 409,
+    description:
+      'An invoice has used the tax rate, so what it computes or prints cannot change: archive it (active: false) and create a new one.',
+  },
   duplicate_service_username: {
     status: 409,
     description: 'A service that is not terminated already has this PPPoE username.',
@@ -122,6 +127,11 @@ export const ERROR_CATALOG = {
   },
   currency_mismatch: { status: 422, description: 'The currencies of the records involved differ.' },
   refund_exceeds_refundable: { status: 422, description: 'The refund exceeds what remains refundable.' },
+  credit_exceeds_invoice: {
+    status: 422,
+    description:
+      'The credit note asks more than is left to credit: what was invoiced (or the line) less earlier credit notes, tax included.',
+  },
   rate_limited: { status: 429, description: 'The rate limit of the token (or IP) is exhausted.' },
   abuse_blocked: {
     status: 429,

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Clock } from '../clock';
 import { errorEnvelope } from '../envelope/envelope';
 import { newId } from '../ids';
 import { requestContext } from '../request-context';
@@ -9,9 +10,9 @@ import { requestContext } from '../request-context';
  * What Node's HTTP parser refuses before any route runs (a malformed request line, header or framing; headers or a
  * URL past Node's limit; a request that took too long to arrive) is answered in the envelope like everything else,
  * with a code from the catalog and a fresh request id, instead of Node's bare status line. The connection is closed:
- * after a parse error its bytes cannot be trusted.
+ * after a parse error its bytes cannot be trusted. The id's time is the app's `clock`.
  */
-export function answerClientErrors(server: Server): void {
+export function answerClientErrors(server: Server, clock: Clock): void {
   // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; hostRequired answers it instead.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -29,7 +30,7 @@ export function answerClientErrors(server: Server): void {
               'malformed_request',
               'The HTTP request is malformed (its request line, a header or its framing).',
             ];
-    const { requestId, body } = envelopeOutsideRequest(code, message);
+    const { requestId, body } = envelopeOutsideRequest(code, message, clock);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
@@ -44,6 +45,7 @@ export function answerClientErrors(server: Server): void {
     const { requestId, body } = envelopeOutsideRequest(
       'expectation_failed',
       'The server meets no expectation but 100-continue; send the request without this Expect header.',
+      clock,
     );
     res.writeHead(417, {
       'Content-Type': 'application/json; charset=utf-8',
@@ -56,8 +58,12 @@ export function answerClientErrors(server: Server): void {
 }
 
 /** No request has begun, so no context holds its id: the envelope is made inside one of its own, with a fresh id. */
-function envelopeOutsideRequest(code: string, message: string): { requestId: string; body: string } {
-  const requestId = newId('req');
+function envelopeOutsideRequest(
+  code: string,
+  message: string,
+  clock: Clock,
+): { requestId: string; body: string } {
+  const requestId = newId('req', clock.now());
   const body = JSON.stringify(requestContext.run({ requestId }, () => errorEnvelope(code, message, null)));
   return { requestId, body };
 }

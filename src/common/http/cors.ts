@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Every method a route of the API answers (HEAD with each GET). */
-export const CORS_ALLOW_METHODS = 'GET, HEAD, POST, PATCH, DELETE';
+export const CORS_ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 
 /** The request headers the API reads; a browser sends no other one cross-origin without asking. */
 export const CORS_ALLOW_HEADERS = [

@@ -1,10 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
-import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { DECORATORS } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error';
 import type { ErrorCode } from '../errors/error-catalog';
+import { NEST_METADATA, ROUTE_PARAM_KIND } from './nest-metadata';
 
 /** What an operation reads of the request besides its path: its body, and which query parameters. */
 interface DeclaredInput {
@@ -19,10 +18,8 @@ interface DeclaredInput {
 
 function declaredInput(context: ExecutionContext): DeclaredInput {
   const handler = context.getHandler();
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), handler.name) ?? {}) as Record<
-    string,
-    { data?: unknown }
-  >;
+  const args = (Reflect.getMetadata(NEST_METADATA.routeArguments, context.getClass(), handler.name) ??
+    {}) as Record<string, { data?: unknown }>;
   const declared: DeclaredInput = {
     lenient: false,
     body: false,
@@ -32,11 +29,11 @@ function declaredInput(context: ExecutionContext): DeclaredInput {
   const names = new Set<string>();
   for (const [key, { data }] of Object.entries(args)) {
     const type = Number(key.split(':')[0]);
-    if (type === Number(RouteParamtypes.REQUEST)) {
+    if (type === ROUTE_PARAM_KIND.request) {
       declared.lenient = true;
-    } else if (type === Number(RouteParamtypes.BODY)) {
+    } else if (type === ROUTE_PARAM_KIND.body) {
       declared.body = true;
-    } else if (type === Number(RouteParamtypes.QUERY)) {
+    } else if (type === ROUTE_PARAM_KIND.query) {
       if (typeof data === 'string') {
         names.add(data);
       } else {

@@ -1,5 +1,6 @@
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Clock } from '../clock';
 import { errorEnvelope, successEnvelope } from '../envelope/envelope';
 import { newId } from '../ids';
 import { requestContext } from '../request-context';
@@ -11,8 +12,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * What the port answers while the application behind it is still being built: the process is alive (/health/live),
  * and everything else is 503 in the envelope, retry soon (what /health/ready says until the start has finished).
  */
-function starting(req: IncomingMessage, res: ServerResponse): void {
-  const requestId = newId('req');
+function starting(req: IncomingMessage, res: ServerResponse, clock: Clock): void {
+  const requestId = newId('req', clock.now());
   const live = req.method === 'GET' && req.url?.split('?')[0] === '/health/live';
   const body = JSON.stringify(
     requestContext.run({ requestId }, () =>
@@ -39,10 +40,10 @@ export interface BoundServer {
 
 /**
  * Binds the HTTP port before anything else is done (database, data folder, token): a port that is taken or not
- * ours stops the start with one plain line, having created nothing.
+ * ours stops the start with one plain line, having created nothing. `clock` dates the ids of the 503s meanwhile.
  */
-export function bindPort(port: number, host: string): Promise<BoundServer> {
-  let handler: Handler = starting;
+export function bindPort(port: number, host: string, clock: Clock): Promise<BoundServer> {
+  let handler: Handler = (req, res) => starting(req, res, clock);
   const server = createServer((req, res) => handler(req, res));
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => reject(describeListenError(error, port, host));

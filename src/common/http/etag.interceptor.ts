@@ -1,4 +1,11 @@
-import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import {
+  CallHandler,
+  ExecutionContext,
+  Injectable,
+  Logger,
+  NestInterceptor,
+  StreamableFile,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Observable, tap } from 'rxjs';
 import { Page, PrebuiltEnvelope, RenderedPage } from '../envelope/envelope';
@@ -9,6 +16,9 @@ const READS = new Set(['GET', 'HEAD']);
 
 /** The record a response carries as `data`, or null for a list, an empty answer or anything that is not one object. */
 function recordOf(payload: unknown): object | null {
+  if (payload instanceof StreamableFile) {
+    return null; // a document carries its own ETag (a hash of its bytes)
+  }
   const data = payload instanceof PrebuiltEnvelope ? (payload.body as { data?: unknown }).data : payload;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     return null;
@@ -48,7 +58,10 @@ export class EtagInterceptor implements NestInterceptor {
         const record = recordOf(payload);
         if (
           record &&
-          (read || req.method === 'PATCH' || (req.method === 'POST' && this.isTarget(req, record)))
+          (read ||
+            req.method === 'PATCH' ||
+            req.method === 'PUT' ||
+            (req.method === 'POST' && this.isTarget(req, record)))
         ) {
           res.setHeader('ETag', etagOf(record));
         } else if (read) {

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import type { Clock } from '../clock';
 import { errorEnvelope } from '../envelope/envelope';
 import { ApiError, type ErrorDetail } from '../errors/api-error';
 import { newId } from '../ids';
@@ -31,12 +32,18 @@ function detailsOf(error: ApiError): ErrorDetail[] | undefined {
   return error.details ?? [{ code: error.code, message: error.message, field: error.field }];
 }
 
-/** Keeps a sane incoming X-Request-ID (else makes one), echoes it, and opens the request's context. */
-export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const incoming = req.headers['x-request-id'];
-  const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : newId('req');
-  res.setHeader('X-Request-ID', requestId);
-  requestContext.run({ requestId }, next);
+/**
+ * Keeps a sane incoming X-Request-ID (else makes one, dated by the app's `clock`), echoes it, and opens the request's
+ * context.
+ */
+export function requestIdMiddleware(clock: Clock): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const incoming = req.headers['x-request-id'];
+    const requestId =
+      typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : newId('req', clock.now());
+    res.setHeader('X-Request-ID', requestId);
+    requestContext.run({ requestId }, next);
+  };
 }
 
 /** One JSON log line per request, with its id and outcome; never headers or bodies. */

@@ -115,8 +115,9 @@ export class ErrorEnvelopeDto {
 }
 
 /**
- * Documents a success answer: the SPEC 2.5 envelope around `model` (or an array of it, for lists). `list: 'whole'` is
- * a list answered in one piece (a short fixed catalog), whose meta has no pagination.
+ * Documents a success answer: the success envelope (`{success: true, data, meta}`, src/common/envelope/envelope.ts)
+ * around `model` (or an array of it, for lists). `list: 'whole'` is a list answered in one piece (a short fixed
+ * catalog), whose meta has no pagination.
  */
 export function ApiEnvelope(
   model: Type<unknown>,

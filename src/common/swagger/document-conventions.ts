@@ -51,7 +51,7 @@ export function describeParameters(document: OpenAPIObject): OpenAPIObject {
 
 /** An example value for a schema, built from the `example`s its properties declare (the first branch of a union). */
 export function exampleOf(schema: Schema | undefined, document: OpenAPIObject, depth = 0): unknown {
-  if (!schema || depth > 8) {
+  if (!schema || depth > 16) {
     return undefined;
   }
   if (schema.example !== undefined) {

@@ -155,116 +155,148 @@ function sortResponses(operation: Operation): void {
   );
 }
 
+/**
+ * A 405 answers a method a path lacks, so no operation of the document can list it: it is described once here and
+ * named in info.description (the exception filter asks Express' routing table, allowed-methods.ts).
+ */
+const METHOD_NOT_ALLOWED: Response = {
+  description:
+    '`method_not_allowed`: the path exists, but not with this method. `Allow` lists the methods it takes ' +
+    '(GET brings HEAD). Sent without a token check, like a 404.',
+  headers: {
+    Allow: {
+      description: 'The methods this path takes, comma-separated.',
+      required: true,
+      schema: { type: 'string', maxLength: 100, example: 'GET, HEAD, PATCH' },
+    },
+    'X-Request-ID': header('X-Request-ID'),
+  },
+  content: {
+    'application/json': {
+      schema: { $ref: '#/components/schemas/ErrorEnvelopeDto' },
+      example: errorExample('method_not_allowed').value,
+    },
+  },
+};
+
+/**
+ * The conventions every operation follows, written into the document: the errors any request may meet, the
+ * conditional request headers, and the response headers (request id, rate limit budget, ETag, idempotency).
+ */
 export function documentResponses(document: OpenAPIObject): OpenAPIObject {
   const components = (document.components ??= {}) as Record<string, unknown>;
   components.headers = { ...(components.headers ?? {}), ...RESPONSE_HEADERS };
   components.parameters = { ...(components.parameters ?? {}), ...CONDITIONAL_PARAMETERS };
-  // A 405 answers a method a path lacks, so no operation of the document can list it: it is described once here
-  // and named in info.description (the exception filter asks Express' routing table, allowed-methods.ts).
-  components.responses = {
-    ...(components.responses ?? {}),
-    MethodNotAllowed: {
-      description:
-        '`method_not_allowed`: the path exists, but not with this method. `Allow` lists the methods it takes ' +
-        '(GET brings HEAD). Sent without a token check, like a 404.',
-      headers: {
-        Allow: {
-          description: 'The methods this path takes, comma-separated.',
-          required: true,
-          schema: { type: 'string', maxLength: 100, example: 'GET, HEAD, PATCH' },
-        },
-        'X-Request-ID': header('X-Request-ID'),
-      },
-      content: {
-        'application/json': {
-          schema: { $ref: '#/components/schemas/ErrorEnvelopeDto' },
-          example: errorExample('method_not_allowed').value,
-        },
-      },
-    },
-  };
-
+  components.responses = { ...(components.responses ?? {}), MethodNotAllowed: METHOD_NOT_ALLOWED };
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
       const operation = (item as Record<string, Operation | undefined>)[method];
-      if (!operation) {
-        continue;
+      if (operation) {
+        documentOperation(document, path, method, operation);
       }
-      const writes = method !== 'get';
-      const onRecord = /\{[^}]+\}/.test(path);
-      // Every request that carries a body is read by JsonBodyGuard: 415, 413 and 400 invalid_json apply to all.
-      if (writes) {
-        addErrors(operation, ['invalid_json', 'payload_too_large', 'unsupported_media_type']);
-      }
-      // Every operation refuses a query parameter it does not declare (400 invalid_query), the probes included.
-      addErrors(operation, ['invalid_query']);
-      // The liveness and readiness probes skip the rate limit (@SkipThrottle), so they send no budget headers.
-      const rateLimited = '429' in operation.responses && !path.startsWith('/health');
-      const oneRecordRead =
-        method === 'get' && Object.values(operation.responses).some((r) => answersOneRecord(r, document));
-      // If-Match is declared where the service compares it (@HonoursIfMatch), not on every write under a record.
-      const conditionalWrite = operation['x-if-match'] === true;
-      delete operation['x-if-match'];
-      const answersTarget = onRecord && (method === 'patch' || method === 'post');
-      if (oneRecordRead) {
-        operation.parameters = [
-          ...(operation.parameters ?? []),
-          { $ref: '#/components/parameters/IfNoneMatch' },
-        ];
-        operation.responses['304'] = {
-          description: 'Not Modified: the record still has the ETag named in If-None-Match; no body.',
-          headers: { ETag: header('ETag'), 'X-Request-ID': header('X-Request-ID') },
-        };
-      }
-      if (conditionalWrite) {
-        operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IfMatch' }];
-        addErrors(operation, ['precondition_failed']);
-      }
-      // Every authenticated request reads its token from the database, so a pool or statement timeout or a deadlock
-      // retried out (transaction-runner.ts) answers 503 with Retry-After on any of them.
-      if (operation.security?.some((requirement) => 'bearer' in requirement) ?? true) {
-        addErrors(operation, ['service_unavailable']);
-      }
-      for (const [status, response] of Object.entries(operation.responses)) {
-        const headers: Record<string, unknown> = {
-          ...(response.headers ?? {}),
-          'X-Request-ID': header('X-Request-ID'),
-        };
-        if (rateLimited && status !== '304') {
-          for (const name of [
-            'RateLimit',
-            'RateLimit-Policy',
-            'X-RateLimit-Limit',
-            'X-RateLimit-Remaining',
-            'X-RateLimit-Reset',
-          ]) {
-            headers[name] = header(name);
-          }
-        }
-        if (status === '429' || status === '503') {
-          headers['Retry-After'] = header('Retry-After');
-        }
-        if (status === '401' || status === '403') {
-          headers['WWW-Authenticate'] = header('WWW-Authenticate');
-        }
-        if (status.startsWith('2')) {
-          if (method === 'post' && operation['x-idempotency'] !== false) {
-            headers['Idempotent-Replayed'] = header('Idempotent-Replayed');
-            headers['Original-Request-ID'] = header('Original-Request-ID');
-          }
-          if (answersOneRecord(response, document) && (method === 'get' || answersTarget)) {
-            headers.ETag = header('ETag');
-          }
-          if (SECRET_RESPONSES.has(`${method.toUpperCase()} ${path} ${status}`)) {
-            headers['Cache-Control'] = header('Cache-Control');
-          }
-        }
-        response.headers = headers;
-      }
-      sortResponses(operation);
     }
   }
   return document;
+}
+
+/** What decides the headers of an operation's responses. */
+interface HeaderTraits {
+  path: string;
+  method: (typeof METHODS)[number];
+  operation: Operation;
+  /** It answers the budget headers (it may answer 429). */
+  rateLimited: boolean;
+  /** A write on a record that answers the record (its ETag). */
+  answersTarget: boolean;
+}
+
+/** One operation's errors any request may meet, its conditional request parameters, and its responses' headers. */
+function documentOperation(
+  document: OpenAPIObject,
+  path: string,
+  method: (typeof METHODS)[number],
+  operation: Operation,
+): void {
+  const writes = method !== 'get';
+  const onRecord = /\{[^}]+\}/.test(path);
+  // Every request that carries a body is read by JsonBodyGuard: 415, 413 and 400 invalid_json apply to all.
+  if (writes) {
+    addErrors(operation, ['invalid_json', 'payload_too_large', 'unsupported_media_type']);
+  }
+  // Every operation refuses a query parameter it does not declare (400 invalid_query), the probes included.
+  addErrors(operation, ['invalid_query']);
+  // The liveness and readiness probes skip the rate limit (@SkipThrottle), so they send no budget headers.
+  const rateLimited = '429' in operation.responses && !path.startsWith('/health');
+  const oneRecordRead =
+    method === 'get' && Object.values(operation.responses).some((r) => answersOneRecord(r, document));
+  // If-Match is declared where the service compares it (@HonoursIfMatch), not on every write under a record.
+  const conditionalWrite = operation['x-if-match'] === true;
+  delete operation['x-if-match'];
+  const answersTarget = onRecord && (method === 'patch' || method === 'put' || method === 'post');
+  if (oneRecordRead) {
+    operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IfNoneMatch' }];
+    operation.responses['304'] = {
+      description: 'Not Modified: the record still has the ETag named in If-None-Match; no body.',
+      headers: { ETag: header('ETag'), 'X-Request-ID': header('X-Request-ID') },
+    };
+  }
+  if (conditionalWrite) {
+    operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IfMatch' }];
+    addErrors(operation, ['precondition_failed']);
+  }
+  // Every authenticated request reads its token from the database, so a pool or statement timeout or a deadlock
+  // retried out (transaction-runner.ts) answers 503 with Retry-After on any of them.
+  if (operation.security?.some((requirement) => 'bearer' in requirement) ?? true) {
+    addErrors(operation, ['service_unavailable']);
+  }
+  const traits: HeaderTraits = { path, method, operation, rateLimited, answersTarget };
+  for (const [status, response] of Object.entries(operation.responses)) {
+    response.headers = responseHeaders(document, traits, status, response);
+  }
+  sortResponses(operation);
+}
+
+/** The headers of one response: the request id always, and those its status and operation call for. */
+function responseHeaders(
+  document: OpenAPIObject,
+  { path, method, operation, rateLimited, answersTarget }: HeaderTraits,
+  status: string,
+  response: Response,
+): Record<string, unknown> {
+  const headers: Record<string, unknown> = {
+    ...(response.headers ?? {}),
+    'X-Request-ID': header('X-Request-ID'),
+  };
+  if (rateLimited && status !== '304') {
+    for (const name of [
+      'RateLimit',
+      'RateLimit-Policy',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+    ]) {
+      headers[name] = header(name);
+    }
+  }
+  if (status === '429' || status === '503') {
+    headers['Retry-After'] = header('Retry-After');
+  }
+  if (status === '401' || status === '403') {
+    headers['WWW-Authenticate'] = header('WWW-Authenticate');
+  }
+  if (status.startsWith('2')) {
+    if (method === 'post' && operation['x-idempotency'] !== false) {
+      headers['Idempotent-Replayed'] = header('Idempotent-Replayed');
+      headers['Original-Request-ID'] = header('Original-Request-ID');
+    }
+    if (answersOneRecord(response, document) && (method === 'get' || answersTarget)) {
+      headers.ETag = header('ETag');
+    }
+    if (SECRET_RESPONSES.has(`${method.toUpperCase()} ${path} ${status}`)) {
+      headers['Cache-Control'] = header('Cache-Control');
+    }
+  }
+  return headers;
 }
 
 /**

@@ -1,6 +1,9 @@
 import { DECORATORS } from '@nestjs/swagger';
 import { getMetadataStorage } from 'class-validator';
-import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+import type { MetadataStorage } from 'class-validator';
+
+/** One validator's record, read off the public MetadataStorage (its own file is not exported). */
+type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
 
 /**
  * The limits and formats the validation layer enforces, written into the document from class-validator's own

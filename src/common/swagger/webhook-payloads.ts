@@ -42,6 +42,11 @@ const transition = (what: string): Record<string, Schema> => ({
 const FAMILIES: Record<string, Family> = {
   tenant: { name: 'TenantEventPayload', object: 'TenantResponseDto' },
   token: { name: 'TokenEventPayload', object: 'TokenResponseDto' },
+  tenant_settings: {
+    name: 'TenantSettingsEventPayload',
+    object: 'TenantSettingsDto',
+    details: { changed_fields: CHANGED_FIELDS },
+  },
   subscriber: {
     name: 'SubscriberEventPayload',
     object: 'SubscriberDto',
@@ -53,7 +58,13 @@ const FAMILIES: Record<string, Family> = {
     object: 'BillingProfileDto',
     details: { changed_fields: CHANGED_FIELDS },
   },
+  tax_rate: {
+    name: 'TaxRateEventPayload',
+    object: 'TaxRateDto',
+    details: { changed_fields: CHANGED_FIELDS },
+  },
   charge: { name: 'ChargeEventPayload', object: 'ChargeDto' },
+  credit_note: { name: 'CreditNoteEventPayload', object: 'CreditNoteDto' },
   invoice: {
     name: 'InvoiceEventPayload',
     object: 'InvoiceDto',
@@ -161,6 +172,13 @@ const FAMILIES: Record<string, Family> = {
   provisioning_order: { name: 'ProvisioningOrderEventPayload', object: 'OrderDto' },
   nas: { name: 'NasEventPayload', object: 'NasDto', details: { changed_fields: CHANGED_FIELDS } },
   webhook: { name: 'WebhookEventPayload', object: 'WebhookDto' },
+  notification: { name: 'NotificationEventPayload', object: 'NotificationDto' },
+  notification_template: { name: 'NotificationTemplateEventPayload', object: 'NotificationTemplateDto' },
+  notification_preferences: {
+    name: 'NotificationPreferencesEventPayload',
+    object: 'NotificationPreferencesDto',
+    details: { changed_fields: CHANGED_FIELDS },
+  },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -210,6 +228,10 @@ function familyOf(type: string): Family {
   return family;
 }
 
+/**
+ * The payload schemas of the webhooks (one per family of event types) and a delivery operation per event type, in
+ * the document's `webhooks`.
+ */
 export function documentWebhooks(document: OpenAPIObject, eventTypes: Record<string, string>): OpenAPIObject {
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
   const types = Object.keys(eventTypes);
@@ -219,80 +241,95 @@ export function documentWebhooks(document: OpenAPIObject, eventTypes: Record<str
     byFamily.set(family, [...(byFamily.get(family) ?? []), type]);
   }
   for (const [family, members] of byFamily) {
-    const objects = [...new Set(members.map((type) => family.objectByType?.[type] ?? family.object))];
-    for (const name of objects) {
-      if (!schemas[name]) {
-        throw new Error(`Webhook payload ${family.name}: no schema ${name} in the document`);
-      }
-    }
-    const object =
-      objects.length === 1
-        ? { ...ref(objects[0]), description: 'The record after the change.' }
-        : { anyOf: objects.map(ref), description: 'The record after the change (see each type).' };
-    schemas[family.name] = {
-      type: 'object',
-      description: `What a webhook endpoint receives for ${members.map((t) => `\`${t}\``).join(', ')}.`,
-      required: ['id', 'type', 'created_at', 'data'],
-      properties: {
-        id: {
-          type: 'string',
-          maxLength: 64,
-          example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
-          description: 'The event id (also the webhook-id header): the same on every retry.',
-        },
-        type: { type: 'string', enum: members, description: 'What happened.' },
-        created_at: {
-          type: 'string',
-          format: 'date-time',
-          maxLength: 35,
-          example: '2026-11-21T10:00:00.000Z',
-          description: 'When it happened (not when this attempt was sent).',
-        },
-        data: {
-          type: 'object',
-          description: 'The record after the change, and the keys that describe the change.',
-          required: ['object'],
-          properties: { object, ...(family.details ?? {}) },
-        },
-      },
-    };
+    schemas[family.name] = payloadSchema(family, members, schemas);
   }
   const webhooks: Record<string, unknown> = {};
   for (const type of types) {
-    const family = familyOf(type);
-    const example = exampleOf(schemas[family.name], document) as Record<string, unknown>;
-    const objectName = family.objectByType?.[type] ?? family.object;
-    webhooks[type] = {
-      post: {
-        operationId: operationIdOf(type),
-        tags: ['Webhooks'],
-        summary: `Delivery of \`${type}\``,
-        description:
-          `${eventTypes[type]} Sent to every enabled webhook subscribed to \`${type}\` (or a pattern matching ` +
-          'it), signed with its secret; retried on anything but a 2xx or 410, so a receiver must be idempotent ' +
-          '(webhook-id).',
-        security: [{}],
-        parameters: DELIVERY_HEADERS,
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: ref(family.name),
-              example: {
-                ...example,
-                type,
-                data: { object: exampleOf(schemas[objectName], document) },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': { description: 'Any 2xx: delivered; this event is not sent to the endpoint again.' },
-          '410': { description: 'Gone: the webhook is disabled at once and nothing more is sent to it.' },
-        },
-      },
-    };
+    webhooks[type] = deliveryOf(document, schemas, type, eventTypes[type]);
   }
   (document as unknown as { webhooks: Record<string, unknown> }).webhooks = webhooks;
   return document;
+}
+
+/** What an endpoint receives for the event types `members` of one family: the event's envelope around its record. */
+function payloadSchema(family: Family, members: string[], schemas: Record<string, Schema>): Schema {
+  const objects = [...new Set(members.map((type) => family.objectByType?.[type] ?? family.object))];
+  for (const name of objects) {
+    if (!schemas[name]) {
+      throw new Error(`Webhook payload ${family.name}: no schema ${name} in the document`);
+    }
+  }
+  const object =
+    objects.length === 1
+      ? { ...ref(objects[0]), description: 'The record after the change.' }
+      : { anyOf: objects.map(ref), description: 'The record after the change (see each type).' };
+  return {
+    type: 'object',
+    description: `What a webhook endpoint receives for ${members.map((t) => `\`${t}\``).join(', ')}.`,
+    required: ['id', 'type', 'created_at', 'data'],
+    properties: {
+      id: {
+        type: 'string',
+        maxLength: 64,
+        example: 'evt_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+        description: 'The event id (also the webhook-id header): the same on every retry.',
+      },
+      type: { type: 'string', enum: members, description: 'What happened.' },
+      created_at: {
+        type: 'string',
+        format: 'date-time',
+        maxLength: 35,
+        example: '2026-11-21T10:00:00.000Z',
+        description: 'When it happened (not when this attempt was sent).',
+      },
+      data: {
+        type: 'object',
+        description: 'The record after the change, and the keys that describe the change.',
+        required: ['object'],
+        properties: { object, ...(family.details ?? {}) },
+      },
+    },
+  };
+}
+
+/** The delivery of one event type, as an operation the receiver implements (with an example of its payload). */
+function deliveryOf(
+  document: OpenAPIObject,
+  schemas: Record<string, Schema>,
+  type: string,
+  description: string,
+): Record<string, unknown> {
+  const family = familyOf(type);
+  const example = exampleOf(schemas[family.name], document) as Record<string, unknown>;
+  const objectName = family.objectByType?.[type] ?? family.object;
+  return {
+    post: {
+      operationId: operationIdOf(type),
+      tags: ['Webhooks'],
+      summary: `Delivery of \`${type}\``,
+      description:
+        `${description} Sent to every enabled webhook subscribed to \`${type}\` (or a pattern matching ` +
+        'it), signed with its secret; retried on anything but a 2xx or 410, so a receiver must be idempotent ' +
+        '(webhook-id).',
+      security: [{}],
+      parameters: DELIVERY_HEADERS,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: ref(family.name),
+            example: {
+              ...example,
+              type,
+              data: { object: exampleOf(schemas[objectName], document) },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'Any 2xx: delivered; this event is not sent to the endpoint again.' },
+        '410': { description: 'Gone: the webhook is disabled at once and nothing more is sent to it.' },
+      },
+    },
+  };
 }

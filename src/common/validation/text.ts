@@ -6,8 +6,12 @@ import { IsString, MaxLength, registerDecorator, ValidationOptions } from 'class
  * Trims a string before it is validated and stored (non-strings pass untouched, so the type check still answers).
  * For identifiers, emails, phones and names, where surrounding spaces are never meant: `"x1 "` is `"x1"`.
  */
-export function Trim() {
-  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
+export function Trim(max?: number) {
+  return Transform(({ value }: { value: unknown }) =>
+    // A value longer than `max` as sent is left as it is, for the length check to refuse: the document's maxLength
+    // is of what is sent, and 300 spaces must not pass as "".
+    typeof value === 'string' && (max === undefined || value.length <= max) ? value.trim() : value,
+  );
 }
 
 /** A string holding at least one character that is not white space. */

@@ -132,8 +132,8 @@ function rejectUnstorableText(value: unknown, metadata: ArgumentMetadata): void 
 }
 
 /**
- * The one validation pipe. Bodies and queries are checked against their DTO class, and failures are sorted
- * by DESIGN §2: an unknown or absent field is the request's shape (400), a wrong value is 422.
+ * The one validation pipe. Bodies and queries are checked against their DTO class, and failures are sorted as the
+ * README's "400 vs 422" says: an unknown or absent field is the request's shape (400), a wrong value is 422.
  */
 @Injectable()
 export class ApiValidationPipe implements PipeTransform {

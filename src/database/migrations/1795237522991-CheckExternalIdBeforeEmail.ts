@@ -2,7 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Postgres checks unique indexes in creation order. A resent record repeating both external_id and email must be
- * reported as the external_id duplicate (SPEC 7), so the email index is recreated after the external_id one.
+ * reported as the external_id duplicate (the README's "Subscribers": 409 duplicate_subscriber, field external_id), so
+ * the email index is recreated after the external_id one.
  */
 export class CheckExternalIdBeforeEmail1795237522991 implements MigrationInterface {
   name = 'CheckExternalIdBeforeEmail1795237522991';

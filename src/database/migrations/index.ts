@@ -18,6 +18,12 @@ import { InvoiceWriteOff1796200000100 } from './1796200000100-InvoiceWriteOff';
 import { AutoApplyReminders1796200000200 } from './1796200000200-AutoApplyReminders';
 import { BillingProfileFees1796200000300 } from './1796200000300-BillingProfileFees';
 import { SweepOrderIndex1796200000450 } from './1796200000450-SweepOrderIndex';
+import { Taxes1796300000000 } from './1796300000000-Taxes';
+import { TenantSettingsNumbering1796300000100 } from './1796300000100-TenantSettingsNumbering';
+import { InvoiceTaxesNumbers1796300000200 } from './1796300000200-InvoiceTaxesNumbers';
+import { CreditNotes1796300000300 } from './1796300000300-CreditNotes';
+import { TenantMailSettings1796400000000 } from './1796400000000-TenantMailSettings';
+import { Notifications1796500000000 } from './1796500000000-Notifications';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -41,4 +47,10 @@ export const MIGRATIONS = [
   AutoApplyReminders1796200000200,
   BillingProfileFees1796200000300,
   SweepOrderIndex1796200000450,
+  Taxes1796300000000,
+  TenantSettingsNumbering1796300000100,
+  InvoiceTaxesNumbers1796300000200,
+  CreditNotes1796300000300,
+  TenantMailSettings1796400000000,
+  Notifications1796500000000,
 ];

@@ -7,16 +7,16 @@ import {
   NestInterceptor,
   SetMetadata,
 } from '@nestjs/common';
-import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import { ApiExtension } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { PrebuiltEnvelope, successEnvelope } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
+import { NEST_METADATA } from '../../common/http/nest-metadata';
 import { type IdempotencyClaim, requestContext } from '../../common/request-context';
 import { IdempotencyKey } from './idempotency-key.entity';
-import { claimCte, isKeyHeld } from './idempotency.repository';
+import { isKeyHeld } from './idempotency.repository';
 import { IdempotencyService, type KeyScope, requestFingerprint } from './idempotency.service';
 import { replayFormOf } from './replay-form';
 
@@ -52,9 +52,10 @@ function idempotencyKeyOf(req: Request): string | null {
 }
 
 /**
- * DESIGN §3 idempotency for every POST: same key and body → the stored answer again (Idempotent-Replayed: true);
- * other body → 422; first request still running → 409. Only successful answers are stored, and the key is claimed in
- * the same transaction as the effect (TransactionRunner), so there is exactly one effect under any concurrency.
+ * Idempotency for every POST (the README's "Idempotency"): same key and body → the stored answer again
+ * (Idempotent-Replayed: true); other body → 422; first request still running → 409. Only successful answers are
+ * stored, and the key is claimed in the same transaction as the effect (TransactionRunner), so there is exactly one
+ * effect under any concurrency.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -84,7 +85,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const scope: KeyScope = { tenantId: ctx.auth.tenantId, tokenId: ctx.auth.tokenId, key };
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
     const status =
-      this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
+      this.reflector.get<number | undefined>(NEST_METADATA.httpCode, context.getHandler()) ??
+      HttpStatus.CREATED;
     const claim: IdempotencyClaim = {
       claimed: false,
       claim: async (manager) => {
@@ -100,10 +102,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
         await this.store.complete(manager, scope, status, successEnvelope(replayFormOf(answer)));
         claim.stored = { answer };
       },
-      inStatement: (answer) => ({
-        ctes: claimCte,
-        params: this.store.claimParams(scope, fingerprint, status, successEnvelope(replayFormOf(answer))),
-      }),
+      inStatement: (answer) => {
+        const body = successEnvelope(replayFormOf(answer));
+        return { ctes: (params) => this.store.claimInStatement(params, scope, fingerprint, status, body) };
+      },
     };
     // Handed to the handler's transaction explicitly: @Auth() copies it into the AuthContext the handler passes to
     // TransactionRunner.run; nothing reads it from the request context after that.

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, QueryFailedError } from 'typeorm';
 import { entityColumns } from '../../database/entity-columns';
+import { SqlParams } from '../../database/sql-params';
 import { IdempotencyKey } from './idempotency-key.entity';
 
 /** Seeds the key's hash for its advisory lock, so these locks keep apart from any other advisory lock. */
@@ -13,23 +14,16 @@ export interface KeyScope {
 }
 
 /**
- * What a claim writes to each column, by the entity's property names and its parameters' positions: a column added to
- * the entity does not compile until the claim says what it gets. Parameters: 0-2 the key's scope, 3 the fingerprint,
- * 4 the time to live in seconds, and for a claim that stores its answer at once, 5 the status and 6 the body.
+ * A claim: the key's scope, the request's fingerprint, how long the key lives and, for a claim made in the effect's
+ * own statement, the answer it stores at once.
  */
-const claimValues = (
-  p: (index: number) => string,
-  answered: boolean,
-): Record<keyof IdempotencyKey, string> => ({
-  tenantId: p(0),
-  tokenId: p(1),
-  key: p(2),
-  fingerprint: p(3),
-  responseStatus: answered ? `${p(5)}::integer` : 'NULL',
-  responseBody: answered ? `${p(6)}::json` : 'NULL',
-  createdAt: 'now()',
-  expiresAt: `now() + make_interval(secs => ${p(4)})`,
-});
+export interface ClaimValues {
+  scope: KeyScope;
+  fingerprint: string;
+  ttlMs: number;
+  answer?: { status: number; body: object };
+}
+
 const KEY: readonly (keyof IdempotencyKey)[] = ['tenantId', 'tokenId', 'key'];
 
 const COLUMNS = entityColumns(IdempotencyKey);
@@ -38,21 +32,31 @@ const RETAKEN = COLUMNS.filter((c) => !KEY.includes(c.property));
 
 /**
  * Inserts the key, or takes over an expired one, if the transaction gets the key's advisory lock at once; returns the
- * key when it was claimed. Parameters from `$<firstParam>`.
+ * key when it was claimed. Its parameters are added to `params`. What it writes to each column is typed by the
+ * entity's property names: a column added to the entity does not compile until the claim says what it gets.
  */
-function claimSql(firstParam: number, answered: boolean): string {
-  const p = (index: number) => `$${firstParam + index}`;
-  const values = claimValues(p, answered);
+function claimSql(params: SqlParams, claim: ClaimValues): string {
+  const tenantId = params.add(claim.scope.tenantId);
+  const tokenId = params.add(claim.scope.tokenId);
+  const key = params.add(claim.scope.key);
+  const values: Record<keyof IdempotencyKey, string> = {
+    tenantId,
+    tokenId,
+    key,
+    fingerprint: params.add(claim.fingerprint),
+    responseStatus: claim.answer ? params.add(claim.answer.status, 'integer') : 'NULL',
+    responseBody: claim.answer ? params.add(JSON.stringify(claim.answer.body), 'json') : 'NULL',
+    createdAt: 'now()',
+    expiresAt: `now() + make_interval(secs => ${params.add(claim.ttlMs / 1000)})`,
+  };
   return `INSERT INTO idempotency_keys (${columnsOf(COLUMNS)})
   SELECT ${COLUMNS.map((c) => values[c.property]).join(', ')}
-  WHERE pg_try_advisory_xact_lock(hashtextextended(${p(0)} || ':' || ${p(1)} || ':' || ${p(2)}, ${ADVISORY_SEED}))
+  WHERE pg_try_advisory_xact_lock(hashtextextended(${tenantId} || ':' || ${tokenId} || ':' || ${key}, ${ADVISORY_SEED}))
   ON CONFLICT (${columnsOf(COLUMNS.filter((c) => KEY.includes(c.property)))}) DO UPDATE
     SET ${RETAKEN.map((c) => `${c.column} = EXCLUDED.${c.column}`).join(', ')}
     WHERE idempotency_keys.expires_at <= now()
   RETURNING key`;
 }
-
-const CLAIM_SQL = claimSql(1, false);
 
 /**
  * The SQLSTATE `isp_require_claim(false)` raises (migration ClaimInStatement): the claim CTE of a statement found
@@ -72,9 +76,9 @@ export function isKeyHeld(error: unknown): boolean {
  * `idempotency_claim` inserts the key; `check` is the condition the statement's final SELECT must put in its WHERE,
  * which raises KEY_HELD_SQLSTATE when the claim found the key held, so the effect never commits without its key.
  */
-export function claimCte(firstParam: number): { sql: string; check: string } {
+export function claimCte(params: SqlParams, claim: ClaimValues): { sql: string; check: string } {
   return {
-    sql: `idempotency_claim AS (${claimSql(firstParam, true)})`,
+    sql: `idempotency_claim AS (${claimSql(params, claim)})`,
     check: 'isp_require_claim(EXISTS (SELECT 1 FROM idempotency_claim))',
   };
 }
@@ -87,27 +91,10 @@ export class IdempotencyRepository {
    * held by a transaction still running fails at once instead of waiting on its uncommitted row. True when claimed.
    */
   async claim(manager: EntityManager, scope: KeyScope, fingerprint: string, ttlMs: number): Promise<boolean> {
-    const rows: unknown[] = await manager.query(CLAIM_SQL, [
-      scope.tenantId,
-      scope.tokenId,
-      scope.key,
-      fingerprint,
-      ttlMs / 1000,
-    ]);
+    const params = new SqlParams();
+    const sql = claimSql(params, { scope, fingerprint, ttlMs });
+    const rows: unknown[] = await manager.query(sql, params.values);
     return rows.length === 1;
-  }
-
-  /** The parameters of claimCte, in its order. */
-  claimParams(scope: KeyScope, fingerprint: string, ttlMs: number, status: number, body: object): unknown[] {
-    return [
-      scope.tenantId,
-      scope.tokenId,
-      scope.key,
-      fingerprint,
-      ttlMs / 1000,
-      status,
-      JSON.stringify(body),
-    ];
   }
 
   /** Stores the answer a replay will give. */

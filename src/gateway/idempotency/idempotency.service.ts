@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { IdempotencyKey } from './idempotency-key.entity';
-import { IdempotencyRepository, type KeyScope } from './idempotency.repository';
+import type { SqlParams } from '../../database/sql-params';
+import { claimCte, IdempotencyRepository, type KeyScope } from './idempotency.repository';
 
 export type { KeyScope };
 
@@ -61,9 +62,18 @@ export class IdempotencyService implements OnModuleInit, OnApplicationShutdown {
     return this.keysRepository.claim(manager, scope, fingerprint, IDEMPOTENCY_TTL_MS);
   }
 
-  /** The parameters of a claim made in the effect's own statement (claimCte), with the answer it stores. */
-  claimParams(scope: KeyScope, fingerprint: string, status: number, body: object): unknown[] {
-    return this.keysRepository.claimParams(scope, fingerprint, IDEMPOTENCY_TTL_MS, status, body);
+  /**
+   * A claim made in the effect's own statement, with the answer it stores: its CTE and check (claimCte), its
+   * parameters added to the statement's `params`.
+   */
+  claimInStatement(
+    params: SqlParams,
+    scope: KeyScope,
+    fingerprint: string,
+    status: number,
+    body: object,
+  ): { sql: string; check: string } {
+    return claimCte(params, { scope, fingerprint, ttlMs: IDEMPOTENCY_TTL_MS, answer: { status, body } });
   }
 
   /** The last statement of the effect's transaction: the answer a replay will give. */

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
+import { performance } from 'node:perf_hooks';
 
 export interface Counter {
   count: number;
@@ -17,13 +18,16 @@ export interface CounterStore {
 
 export const COUNTER_STORE = Symbol('COUNTER_STORE');
 
-/** One process's counters. Enough for a single instance; several instances need Redis to share a budget. */
+/**
+ * One process's counters. Enough for a single instance; several instances need Redis to share a budget. Windows are
+ * elapsed time (as Redis's PEXPIRE), so they run on the monotonic clock, not on the date.
+ */
 export class MemoryCounterStore implements CounterStore {
   private readonly counters = new Map<string, { count: number; expiresAt: number }>();
   private readonly sweeper = setInterval(() => this.sweep(), 30_000).unref();
 
   hit(key: string, windowMs: number): Promise<Counter> {
-    const now = Date.now();
+    const now = performance.now();
     let entry = this.counters.get(key);
     if (!entry || entry.expiresAt <= now) {
       entry = { count: 0, expiresAt: now + windowMs };
@@ -34,7 +38,7 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   get(key: string): Promise<Counter | null> {
-    const now = Date.now();
+    const now = performance.now();
     const entry = this.counters.get(key);
     if (!entry || entry.expiresAt <= now) {
       return Promise.resolve(null);
@@ -43,7 +47,7 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   set(key: string, ttlMs: number): Promise<void> {
-    this.counters.set(key, { count: 1, expiresAt: Date.now() + ttlMs });
+    this.counters.set(key, { count: 1, expiresAt: performance.now() + ttlMs });
     return Promise.resolve();
   }
 
@@ -53,7 +57,7 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = performance.now();
     for (const [key, entry] of this.counters) {
       if (entry.expiresAt <= now) {
         this.counters.delete(key);

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
-import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import { COUNTER_STORE, type CounterStore } from './counter-store';
+
+/** What a storage answers, read off the public ThrottlerStorage (the record's own file is not exported). */
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** Lets @nestjs/throttler count in our CounterStore (memory, or Redis when REDIS_URL is set). */
 @Injectable()

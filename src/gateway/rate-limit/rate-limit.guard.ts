@@ -9,24 +9,43 @@ import {
   ThrottlerStorage,
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import {
-  THROTTLER_BLOCK_DURATION,
-  THROTTLER_KEY_GENERATOR,
-  THROTTLER_LIMIT,
-  THROTTLER_SKIP,
-  THROTTLER_TRACKER,
-  THROTTLER_TTL,
-} from '@nestjs/throttler/dist/throttler.constants';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { Clock } from '../../common/clock';
 import { ApiError } from '../../common/errors/api-error';
 import type { UnroutedLimiter } from '../../common/http/unrouted-limiter';
 import { TokensService } from '../tokens/tokens.service';
 import { AbuseService } from './abuse.service';
 import { bearerToken, clientIp } from '../auth/request-credentials';
+import { THROTTLER_METADATA } from './throttler-metadata';
 
-const SKIP_DEFAULT = `${THROTTLER_SKIP}default`;
+const SKIP_DEFAULT = `${THROTTLER_METADATA.skip}default`;
 /** Stands for the handler and class of a request no route serves: it carries no metadata, so the defaults apply. */
 const UNROUTED = {};
+
+/**
+ * The execution context of a request no route serves, for handleRequest (which reads only its HTTP side). Built here
+ * because @nestjs/core does not export its own ExecutionContextHost; like it, it names no class and no handler.
+ */
+function httpContext(req: Request, res: Response): ExecutionContext {
+  const args = [req, res];
+  const http: ReturnType<ExecutionContext['switchToHttp']> = {
+    getRequest: () => req as never,
+    getResponse: () => res as never,
+    getNext: () => undefined as never,
+  };
+  const notHttp = (): never => {
+    throw new Error('An unrouted request has only an HTTP context.');
+  };
+  return {
+    getType: () => 'http' as never,
+    getClass: () => null as never,
+    getHandler: () => null as never,
+    getArgs: () => args as never,
+    getArgByIndex: (index: number) => args[index] as never,
+    switchToHttp: () => http,
+    switchToRpc: notHttp,
+    switchToWs: notHttp,
+  };
+}
 
 interface RoutePolicy {
   skip: boolean;
@@ -48,6 +67,7 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
     reflector: Reflector,
     private readonly abuse: AbuseService,
     private readonly tokens: TokensService,
+    private readonly clock: Clock,
   ) {
     super(options, storage, reflector);
   }
@@ -73,7 +93,7 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
     const policy = this.policyFor(UNROUTED, UNROUTED);
     await this.refuseBlocked(req);
     if (policy.fixed) {
-      await this.count(new ExecutionContextHost([req, res]), policy.fixed);
+      await this.count(httpContext(req, res), policy.fixed);
     }
     const secret = bearerToken(req);
     if (secret && !(await this.tokens.authenticateRequest(req, secret))) {
@@ -122,11 +142,12 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
     }
     const throttler = this.throttlers.length === 1 ? this.throttlers[0] : undefined;
     const name = throttler?.name ?? 'default';
-    const limit = read<unknown>(`${THROTTLER_LIMIT}${name}`) ?? throttler?.limit;
-    const ttl = read<unknown>(`${THROTTLER_TTL}${name}`) ?? throttler?.ttl;
+    const limit = read<unknown>(`${THROTTLER_METADATA.limit}${name}`) ?? throttler?.limit;
+    const ttl = read<unknown>(`${THROTTLER_METADATA.ttl}${name}`) ?? throttler?.ttl;
     const blockDuration =
-      read<unknown>(`${THROTTLER_BLOCK_DURATION}${name}`) ?? throttler?.blockDuration ?? ttl;
-    const custom = read(`${THROTTLER_TRACKER}${name}`) ?? read(`${THROTTLER_KEY_GENERATOR}${name}`);
+      read<unknown>(`${THROTTLER_METADATA.blockDuration}${name}`) ?? throttler?.blockDuration ?? ttl;
+    const custom =
+      read(`${THROTTLER_METADATA.tracker}${name}`) ?? read(`${THROTTLER_METADATA.keyGenerator}${name}`);
     const fixed =
       throttler &&
       !throttler.skipIf &&
@@ -167,7 +188,10 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
     res.setHeader('X-RateLimit-Limit', String(limit));
     res.setHeader('X-RateLimit-Remaining', String(remaining));
     // GitHub's header name carries GitHub's unit: the epoch second the window resets at, never before it does.
-    res.setHeader('X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + record.timeToExpire));
+    res.setHeader(
+      'X-RateLimit-Reset',
+      String(Math.ceil(this.clock.now().getTime() / 1000) + record.timeToExpire),
+    );
     if (record.isBlocked) {
       throw new ApiError(
         'rate_limited',

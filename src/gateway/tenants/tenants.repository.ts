@@ -4,7 +4,16 @@ import { Page } from '../../common/envelope/envelope';
 import { paginate, PageQueryDto } from '../../common/pagination';
 import { Tenant } from './tenant.entity';
 
-/** The only place the tenants table is read and written. */
+/**
+ * The tenants table in another module's statement, `tenants <alias>` after its FROM or JOIN, for a statement that
+ * reads tenants with its own tables: billing's scheduler and overdue sweep walk every tenant (they read its `id`).
+ * Other reads call TenantsService (docs/architecture.md, "Owns (tables)").
+ */
+export function tenantsTable(alias: string): string {
+  return `tenants ${alias}`;
+}
+
+/** The only place the tenants table is read and written (and tenantsTable the way others' statements join it). */
 @Injectable()
 export class TenantsRepository {
   async insert(manager: EntityManager, row: Tenant): Promise<Tenant> {

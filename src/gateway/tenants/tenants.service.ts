@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
+import { Clock } from '../../common/clock';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
 import { SYSTEM_SCOPE, type WriteScope } from '../../common/request-context';
@@ -19,14 +20,15 @@ export const DEFAULT_TENANT_SLUG = 'default';
 export class TenantsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly tenantsRepository: TenantsRepository,
+    private readonly clock: Clock,
   ) {}
 
   async create(scope: WriteScope, slug: string, name: string): Promise<TenantResponseDto> {
     try {
-      return await this.tx.run(scope, async (tx) =>
+      return await this.transactionRunner.run(scope, async (tx) =>
         TenantResponseDto.from(await this.insert(tx, slug, name)),
       );
     } catch (error) {
@@ -44,7 +46,7 @@ export class TenantsService {
       return existing;
     }
     try {
-      return await this.tx.run(SYSTEM_SCOPE, (tx) => this.insert(tx, slug, name));
+      return await this.transactionRunner.run(SYSTEM_SCOPE, (tx) => this.insert(tx, slug, name));
     } catch (error) {
       const raced = await this.findByIdOrSlug(slug);
       if (raced) {
@@ -63,11 +65,12 @@ export class TenantsService {
   }
 
   private async insert(tx: Tx, slug: string, name: string): Promise<Tenant> {
+    const now = this.clock.now();
     const tenant = await this.tenantsRepository.insert(tx.manager, {
-      id: newId('ten'),
+      id: newId('ten', now),
       slug,
       name,
-      createdAt: new Date(),
+      createdAt: now,
     });
     await this.events.append(tx, {
       tenantId: tenant.id,

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { ApiToken } from './api-token.entity';
 
 const MAX_ENTRIES = 10_000;
@@ -19,7 +20,8 @@ export class TokenCache {
     if (this.ttlMs === 0) {
       return load();
     }
-    const now = Date.now();
+    // A TTL is elapsed time, not a date: the monotonic clock, which a moved wall clock (or a test's Clock) leaves alone.
+    const now = performance.now();
     const hit = this.entries.get(hash);
     if (hit && hit.until > now) {
       return hit.token;

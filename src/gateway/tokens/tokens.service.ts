@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
+import { Clock } from '../../common/clock';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
@@ -42,11 +43,12 @@ export class TokensService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly tx: TransactionRunner,
+    private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly tenants: TenantsService,
     private readonly tokensRepository: TokensRepository,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly clock: Clock,
   ) {
     this.cache = new TokenCache(config.tokenCacheTtlMs);
   }
@@ -63,7 +65,7 @@ export class TokensService {
       );
     }
     const expiresAt = dto.expires_at ? new Date(dto.expires_at) : null;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) {
+    if (expiresAt && expiresAt.getTime() <= this.clock.now().getTime()) {
       throw new ApiError('validation_failed', 'expires_at must be in the future.', 'expires_at');
     }
     const { token, secret } = await this.issue(caller, {
@@ -104,9 +106,10 @@ export class TokensService {
 
   issue(scope: WriteScope, input: NewToken): Promise<IssuedToken> {
     const secret = input.secret ?? generateTokenSecret();
-    return this.tx.run({ ...scope, idempotency: undefined }, async (tx) => {
+    return this.transactionRunner.run({ ...scope, idempotency: undefined }, async (tx) => {
+      const now = this.clock.now();
       const token = await this.tokensRepository.insert(tx.manager, {
-        id: newId('tok'),
+        id: newId('tok', now),
         tenantId: input.tenant.id,
         name: input.name,
         tokenHash: hashToken(secret),
@@ -115,7 +118,7 @@ export class TokensService {
         expiresAt: input.expiresAt,
         revokedAt: null,
         lastUsedAt: null,
-        createdAt: new Date(),
+        createdAt: now,
       });
       await this.events.append(tx, {
         tenantId: token.tenantId,
@@ -150,7 +153,7 @@ export class TokensService {
     if (!token) {
       return null;
     }
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     if (token.revokedAt || (token.expiresAt && token.expiresAt.getTime() <= now)) {
       return null;
     }
@@ -180,7 +183,7 @@ export class TokensService {
     id: string,
     callerScopes: readonly string[] | null = null,
   ): Promise<ApiToken> {
-    return this.tx.run(scope, async (tx) => {
+    return this.transactionRunner.run(scope, async (tx) => {
       const token = await this.tokensRepository.lockForUpdate(tx.manager, tenantId, id);
       if (callerScopes && scopesNotHeld(callerScopes, token.scopes).length > 0) {
         throw new ApiError(
@@ -191,7 +194,7 @@ export class TokensService {
       if (token.revokedAt) {
         return token;
       } // revoking twice is harmless and answers the same record
-      token.revokedAt = new Date();
+      token.revokedAt = this.clock.now();
       // Forget now and again once committed: a lookup racing the revocation must not re-cache the live row.
       this.cache.forget(token.tokenHash);
       tx.afterCommit(() => this.cache.forget(token.tokenHash));

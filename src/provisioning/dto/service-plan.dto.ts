@@ -7,6 +7,7 @@ import { IsCurrency } from '../../common/validation/is-currency';
 import { IsTrimmedText } from '../../common/validation/text';
 import type { ServicePlan } from '../provisioning.entity';
 import { Optional } from '../../common/validation/optional';
+import { TAX_RATE_IDS_SCHEMA, TaxRateIdsProperty } from '../../common/validation/tax-rate-ids';
 
 /**
  * Billing periods a plan may have. Bill runs invoice monthly: a quarterly or yearly plan is billed each month its share
@@ -16,6 +17,9 @@ export const BILLING_PERIODS = ['monthly', 'quarterly', 'yearly'] as const;
 const MAX_KBPS = 100_000_000; // 100 Gbit/s
 
 const present = (_object: object, value: unknown) => value !== undefined;
+
+const TAX_RATE_IDS_DESCRIPTION =
+  "The tax rates (GET /tax-rates) its services' invoice lines are taxed at; null: the billing profile's defaults; []: untaxed. Tax-exempt subscribers are not taxed.";
 
 const speed = (direction: string, example: number) =>
   ApiInteger({ example, minimum: 1, maximum: MAX_KBPS, description: `${direction} rate in kbit/s.` });
@@ -65,6 +69,9 @@ export class CreateServicePlanDto {
   @ValidateIf(present)
   @IsBoolean()
   active: boolean = true;
+
+  @TaxRateIdsProperty({ nullable: true, description: `${TAX_RATE_IDS_DESCRIPTION} Default null.` })
+  tax_rate_ids?: string[] | null;
 }
 
 /** PATCH: name and active always; speeds and price only while no live service uses the plan (409 plan_in_use). */
@@ -100,6 +107,12 @@ export class UpdateServicePlanDto {
   @ValidateIf(present)
   @IsBoolean()
   active?: boolean;
+
+  @TaxRateIdsProperty({
+    nullable: true,
+    description: `${TAX_RATE_IDS_DESCRIPTION} Changes the invoices issued from now on, even while services use the plan.`,
+  })
+  tax_rate_ids?: string[] | null;
 }
 
 export class ListServicePlansQueryDto extends PageQueryDto {
@@ -141,6 +154,9 @@ export class ServicePlanDto {
   })
   active: boolean;
 
+  @ApiProperty({ ...TAX_RATE_IDS_SCHEMA, nullable: true, description: TAX_RATE_IDS_DESCRIPTION })
+  tax_rate_ids: string[] | null;
+
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
   created_at: string;
 
@@ -157,6 +173,7 @@ export class ServicePlanDto {
       currency: plan.currency,
       billing_period: plan.billingPeriod,
       active: plan.active,
+      tax_rate_ids: plan.taxRateIds,
       created_at: plan.createdAt.toISOString(),
       updated_at: plan.updatedAt.toISOString(),
     };

@@ -1,10 +1,16 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsEmail, IsIn, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
 import { CREATABLE_STATUSES, SubscriberStatus } from '../subscriber-status';
-import { AddressDto, E164 } from './subscriber-fields';
+import {
+  AddressDto,
+  E164,
+  TAX_EXEMPT_DESCRIPTION,
+  TAX_EXEMPT_REASON_DESCRIPTION,
+  TAX_ID_DESCRIPTION,
+} from './subscriber-fields';
 import { ApiMetadata } from '../../common/swagger/api-types';
 import { Optional } from '../../common/validation/optional';
 
@@ -66,4 +72,23 @@ export class CreateSubscriberDto {
   @Optional()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null>;
+
+  @ApiPropertyOptional({ example: false, default: false, description: TAX_EXEMPT_DESCRIPTION })
+  @Optional()
+  @IsBoolean()
+  tax_exempt?: boolean;
+
+  @ApiPropertyOptional({
+    example: 'Registered charity, certificate 2026-0117',
+    maxLength: 500,
+    description: TAX_EXEMPT_REASON_DESCRIPTION,
+  })
+  @Optional()
+  @IsTrimmedText(500)
+  tax_exempt_reason?: string;
+
+  @ApiPropertyOptional({ example: 'NL123456789B01', maxLength: 64, description: TAX_ID_DESCRIPTION })
+  @Optional()
+  @IsTrimmedText(64)
+  tax_id?: string;
 }

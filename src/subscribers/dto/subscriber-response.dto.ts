@@ -2,10 +2,15 @@ import type { Metadata } from '../../common/metadata';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { SUBSCRIBER_STATUSES, SubscriberStatus, SUSPENSION_REASONS } from '../subscriber-status';
 import type { PostalAddress, Subscriber } from '../subscriber.entity';
-import { AddressDto } from './subscriber-fields';
+import {
+  AddressDto,
+  TAX_EXEMPT_DESCRIPTION,
+  TAX_EXEMPT_REASON_DESCRIPTION,
+  TAX_ID_DESCRIPTION,
+} from './subscriber-fields';
 import { ApiMetadata } from '../../common/swagger/api-types';
 
-/** The create answer: exactly the fields SPEC 2.1 returns (contact, address and metadata are omitted). */
+/** The create answer: exactly the six fields the README's "Subscribers" shows (no contact, address or metadata). */
 @ApiSchema({ description: 'The subscriber just created, as the create answers it.' })
 export class CreatedSubscriberDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
@@ -75,6 +80,15 @@ export class SubscriberDto extends CreatedSubscriberDto {
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
   updated_at: string;
 
+  @ApiProperty({ example: false, description: TAX_EXEMPT_DESCRIPTION })
+  tax_exempt: boolean;
+
+  @ApiProperty({ example: null, nullable: true, type: String, description: TAX_EXEMPT_REASON_DESCRIPTION })
+  tax_exempt_reason: string | null;
+
+  @ApiProperty({ example: 'NL123456789B01', nullable: true, type: String, description: TAX_ID_DESCRIPTION })
+  tax_id: string | null;
+
   static override from(subscriber: Subscriber): SubscriberDto {
     return {
       ...CreatedSubscriberDto.from(subscriber),
@@ -84,6 +98,9 @@ export class SubscriberDto extends CreatedSubscriberDto {
       address: subscriber.address,
       metadata: subscriber.metadata,
       updated_at: subscriber.updatedAt.toISOString(),
+      tax_exempt: subscriber.taxExempt,
+      tax_exempt_reason: subscriber.taxExemptReason,
+      tax_id: subscriber.taxId,
     };
   }
 }

@@ -1,11 +1,17 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsEmail, IsObject, IsString, Matches, ValidateIf, ValidateNested } from 'class-validator';
+import { IsBoolean, IsEmail, IsObject, IsString, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { IsMetadata } from '../../common/validation/is-metadata';
 import { IsTrimmedText, Trim } from '../../common/validation/text';
-import { AddressDto, E164 } from './subscriber-fields';
+import {
+  AddressDto,
+  E164,
+  TAX_EXEMPT_DESCRIPTION,
+  TAX_EXEMPT_REASON_DESCRIPTION,
+  TAX_ID_DESCRIPTION,
+} from './subscriber-fields';
 import { ApiMetadata } from '../../common/swagger/api-types';
-import { OptionalNullable } from '../../common/validation/optional';
+import { Optional, OptionalNullable } from '../../common/validation/optional';
 
 /** PATCH: only the fields sent change; null clears an optional field; metadata merges (a null value deletes a key). */
 @ApiSchema({
@@ -56,4 +62,34 @@ export class UpdateSubscriberDto {
   @OptionalNullable()
   @IsMetadata()
   metadata?: Record<string, string | number | boolean | null> | null;
+
+  @ApiPropertyOptional({
+    example: true,
+    description: `${TAX_EXEMPT_DESCRIPTION} false clears tax_exempt_reason.`,
+  })
+  @Optional()
+  @IsBoolean()
+  tax_exempt?: boolean;
+
+  @ApiPropertyOptional({
+    example: 'Registered charity, certificate 2026-0117',
+    maxLength: 500,
+    nullable: true,
+    type: String,
+    description: TAX_EXEMPT_REASON_DESCRIPTION,
+  })
+  @OptionalNullable()
+  @IsTrimmedText(500)
+  tax_exempt_reason?: string | null;
+
+  @ApiPropertyOptional({
+    example: 'NL123456789B01',
+    maxLength: 64,
+    nullable: true,
+    type: String,
+    description: `${TAX_ID_DESCRIPTION} null clears it.`,
+  })
+  @OptionalNullable()
+  @IsTrimmedText(64)
+  tax_id?: string | null;
 }

@@ -18,7 +18,7 @@ import type { Ticket, TicketComment, TicketStatusChange } from '../ticket.entity
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
 /** Whether the SLA was missed: due_at has passed and the ticket still waits on the help desk or the customer. */
-export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now = new Date()): boolean {
+export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now: Date): boolean {
   return ticket.dueAt.getTime() < now.getTime() && !SLA_STOPPED_STATUSES.includes(ticket.status);
 }
 
@@ -144,7 +144,8 @@ export class TicketDto {
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
   updated_at: string;
 
-  static from(ticket: Ticket, now = new Date()): TicketDto {
+  /** `now` (the caller's Clock) is what `overdue` is measured against. */
+  static from(ticket: Ticket, now: Date): TicketDto {
     return {
       id: ticket.id,
       number: ticket.number,
@@ -213,8 +214,8 @@ export class TicketDetailDto extends TicketDto {
   })
   status_history: StatusChangeDto[];
 
-  static withHistory(ticket: Ticket, history: TicketStatusChange[]): TicketDetailDto {
-    return { ...TicketDto.from(ticket), status_history: history.map(StatusChangeDto.from) };
+  static withHistory(ticket: Ticket, history: TicketStatusChange[], now: Date): TicketDetailDto {
+    return { ...TicketDto.from(ticket, now), status_history: history.map(StatusChangeDto.from) };
   }
 }
 

@@ -5,8 +5,9 @@ import type { RawResponse } from './raw-client';
  * The pass criteria of issue 18 item 1 for one answer, as a list of problems (empty: it passes) rather than a throw,
  * so a run of a thousand requests counts every kind of failure instead of stopping at the first:
  * - never a 5xx;
- * - always the SPEC 2.5 envelope: `{success, data|error, meta:{request_id, api_version}}` (lists add
- *   meta.pagination), JSON, with X-Request-ID equal to meta.request_id;
+ * - always the envelope (but a document's 200, application/pdf): `{success, data|error, meta:{request_id,
+ *   api_version}}` (lists add meta.pagination; the README's "Conventions every endpoint keeps"), JSON, with
+ *   X-Request-ID equal to meta.request_id;
  * - an error's code is in the catalog, and the status is the catalog's status for that code.
  */
 export function envelopeProblems(res: RawResponse): string[] {
@@ -16,6 +17,14 @@ export function envelopeProblems(res: RawResponse): string[] {
   }
   if (res.status < 100) {
     problems.push('no HTTP answer');
+    return problems;
+  }
+  // A document (GET …/pdf, issue 29) answers 200 with the PDF itself; its refusals are envelopes like every other.
+  if (
+    res.status === 200 &&
+    /^application\/pdf/i.test(String(res.headers['content-type'] ?? '')) &&
+    res.text.startsWith('%PDF-')
+  ) {
     return problems;
   }
   if (!/^application\/json/i.test(String(res.headers['content-type'] ?? ''))) {

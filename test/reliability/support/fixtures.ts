@@ -6,7 +6,7 @@ import type { RawClient } from './raw-client';
 /**
  * Real records for the hostile requests to aim at, so validation and lookups are reached instead of a 404: a fresh
  * tenant with one record of every collection, made with the documented request examples (as
- * test/openapi-examples.e2e-spec.ts does), only the ids of earlier records and globally unique values substituted.
+ * test/api/openapi-examples.e2e-spec.ts does), only the ids of earlier records and globally unique values substituted.
  */
 
 export type Ids = Record<string, string>;
@@ -140,6 +140,23 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
   ids.invoices = String((await invoice(false)).id);
   ids['invoices:void'] = String((await invoice(false)).id);
   ids['invoices:finalize'] = String((await invoice(true)).id);
+  // A tax rate, and a credit note of an invoice of its own (the world's open invoice stays as it is).
+  ids['tax-rates'] = String(
+    (await must(client, 'tax rate', 'POST', '/api/v1/tax-rates', h, exampleOf('createTaxRate'))).id,
+  );
+  ids['invoices:credited'] = String((await invoice(false)).id);
+  ids['credit-notes'] = String(
+    (
+      await must(
+        client,
+        'credit note',
+        'POST',
+        `/api/v1/invoices/${ids['invoices:credited']}/credit-notes`,
+        h,
+        exampleOf('createCreditNote'),
+      )
+    ).id,
+  );
   ids.transactions = String(
     (
       await must(client, 'transaction', 'POST', '/api/v1/transactions', h, {
@@ -215,6 +232,12 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
   }
   ids['automation/rules'] = 'overdue_invoices';
   ids.rules = 'overdue_invoices';
+  ids['notification-templates'] = 'invoice_issued';
+  // The open invoices above each queued an invoice_issued notification in their own statement.
+  const notifications = (await client.json('GET', '/api/v1/notifications?limit=1', h)).body.data;
+  if (Array.isArray(notifications) && notifications[0]) {
+    ids.notifications = String(notifications[0].id);
+  }
   return world;
 }
 

@@ -32,7 +32,7 @@ export class RawClient {
 
   async send(req: RawRequest): Promise<RawResponse> {
     try {
-      return await this.viaHttp(req);
+      return await this.viaHttpOnce(req);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (
@@ -67,6 +67,25 @@ export class RawClient {
     this.agent.destroy();
   }
 
+  /**
+   * Node's advice for keep-alive clients: a request that fails with ECONNRESET on a reused connection met the server
+   * closing that idle connection (its keepAliveTimeout) as the request went out, and never reached it; it is sent
+   * again once, on a fresh connection. Without it a loaded machine turned the race into "no HTTP answer" failures.
+   */
+  private async viaHttpOnce(req: RawRequest): Promise<RawResponse> {
+    try {
+      return await this.viaHttp(req);
+    } catch (error) {
+      if (
+        (error as { reusedSocket?: boolean }).reusedSocket &&
+        (error as NodeJS.ErrnoException).code === 'ECONNRESET'
+      ) {
+        return this.viaHttp(req);
+      }
+      throw error;
+    }
+  }
+
   private viaHttp(req: RawRequest): Promise<RawResponse> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { ...req.headers };
@@ -88,7 +107,7 @@ export class RawClient {
           res.on('error', reject);
         },
       );
-      outgoing.on('error', reject);
+      outgoing.on('error', (error) => reject(Object.assign(error, { reusedSocket: outgoing.reusedSocket })));
       if (req.chunked && req.body) {
         // Two chunks, so the framing is really chunked even for a small body.
         const half = Math.floor(req.body.length / 2);

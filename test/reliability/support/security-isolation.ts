@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import dns from 'node:dns';
 import type { DataSource } from 'typeorm';
 import { operations, resolve, type Operation, type Schema } from './openapi-operations';
 import { changedTables, EXCLUDED_COLUMNS, type Checksums } from './table-checksum';
@@ -140,25 +139,6 @@ export function withValue(
   }
   node[keys[keys.length - 1]] = value;
   return copy;
-}
-
-/**
- * Makes `dns.promises.lookup` (what registering a callback resolves with) answer `answers[host]` for the names given,
- * every other name going to the real resolver. Restore with `jest.restoreAllMocks()`.
- */
-export function fakeRegistrationDns(answers: Record<string, string[]>): jest.SpyInstance {
-  const real = dns.promises.lookup.bind(dns.promises);
-  return jest.spyOn(dns.promises, 'lookup').mockImplementation(((
-    hostname: string,
-    options?: dns.LookupOptions,
-  ) => {
-    const answer = answers[hostname];
-    if (answer === undefined) {
-      return real(hostname, options ?? {});
-    }
-    const list = answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-    return Promise.resolve(options?.all ? list : list[0]);
-  }) as typeof dns.promises.lookup);
 }
 
 /** A request field that names a record by id (its documented example is one): where, and the id's prefix. */

@@ -13,7 +13,8 @@ import type { DataSource } from 'typeorm';
  * Columns that change on requests that are refused, legitimately. api_tokens.last_used_at is refreshed (at most once
  * a minute) by any authenticated request, refused or not: the token was used. Nothing else is excluded: rate limits
  * and abuse counters live in memory or Redis, idempotency keys are stored only with a successful answer, and the
- * suite's app runs with its workers and scheduler off, so no table changes by itself.
+ * suite's app runs with its workers (webhooks, provisioning, notifications) and scheduler off, so no table changes
+ * by itself.
  */
 export const EXCLUDED_COLUMNS: Record<string, string[]> = {
   api_tokens: ['last_used_at'],

@@ -6,9 +6,13 @@ import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 import { IsCurrency } from '../../../common/validation/is-currency';
 import { Optional } from '../../../common/validation/optional';
 import { IsTrimmedText } from '../../../common/validation/text';
+import { TAX_RATE_IDS_SCHEMA, TaxRateIdsProperty } from '../../../common/validation/tax-rate-ids';
 import { CHARGE_SOURCES, Charge, ChargeStatus } from '../charge.entity';
 
 const CHARGE_STATUSES = Object.values(ChargeStatus);
+
+const TAX_RATE_IDS_DESCRIPTION =
+  "The tax rates (GET /tax-rates) its invoice line is taxed at; null: the billing profile's defaults; []: untaxed. Tax-exempt subscribers are not taxed.";
 
 /** The most units one charge bills. */
 export const MAX_CHARGE_QUANTITY = 10_000;
@@ -71,6 +75,9 @@ export class CreateChargeDto {
   @Optional()
   @IsBoolean()
   invoice_now?: boolean;
+
+  @TaxRateIdsProperty({ nullable: true, description: `${TAX_RATE_IDS_DESCRIPTION} Default null.` })
+  tax_rate_ids?: string[] | null;
 }
 
 export class ListChargesQueryDto extends PageQueryDto {
@@ -171,6 +178,8 @@ export class ChargeDto {
   invoiced_at: string | null;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z', description: 'When the charge was recorded.' })
   created_at: string;
+  @ApiProperty({ ...TAX_RATE_IDS_SCHEMA, nullable: true, description: TAX_RATE_IDS_DESCRIPTION })
+  tax_rate_ids: string[] | null;
 
   static from(charge: Charge): ChargeDto {
     return {
@@ -191,6 +200,7 @@ export class ChargeDto {
       credit_id: charge.creditId,
       invoiced_at: charge.invoicedAt?.toISOString() ?? null,
       created_at: charge.createdAt.toISOString(),
+      tax_rate_ids: charge.taxRateIds ?? null,
     };
   }
 }

@@ -1,8 +1,37 @@
+import { MAX_DOCUMENT_NUMBER_LENGTH } from '../../../common/numbering-format';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { AllocationDto } from '../../transactions/dto/allocation.dto';
 import { Allocation } from '../../transactions/transaction.entity';
-import { INVOICE_STATUSES, Invoice, PAYABLE_STATUSES } from '../invoice.entity';
+import { INVOICE_STATUSES, Invoice, InvoiceLine, lineNet, PAYABLE_STATUSES } from '../invoice.entity';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
+
+@ApiSchema({
+  description: 'One tax on one line: the rate as it was when the line was issued, what it taxed, the tax.',
+})
+export class LineTaxDto {
+  @ApiProperty({ example: 'txr_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) tax_rate_id: string;
+  @ApiProperty({ example: 'VAT' }) name: string;
+  @ApiProperty({ example: '21.0000', description: 'Percent, 4 decimals.' }) percentage: string;
+  @ApiProperty({ example: false, description: 'The line was priced with this tax included.' })
+  inclusive: boolean;
+  @ApiProperty({ example: false, description: "Applied on top of the line's other taxes." })
+  compound: boolean;
+  @ApiMoney({
+    example: 4999,
+    signed: true,
+    description: 'What the rate applied to: the net, plus the other taxes for a compound rate.',
+  })
+  taxable_amount: number;
+  @ApiMoney({
+    example: 1050,
+    signed: true,
+    description: 'The tax, rounded half away from zero to the minor unit.',
+  })
+  amount: number;
+}
+
+@ApiSchema({ description: "One row of an invoice's tax summary: a rate over all the lines taxed at it." })
+export class TaxSummaryRowDto extends LineTaxDto {}
 
 @ApiSchema({ description: 'One line of an invoice: what is billed, how many, at what unit price.' })
 export class InvoiceLineDto {
@@ -14,7 +43,23 @@ export class InvoiceLineDto {
     description: 'Negative on a credit line (a bill run credits the unused days of a plan changed or ended).',
   })
   unit_amount: number;
-  @ApiMoney({ example: 4999, signed: true, description: 'quantity × unit_amount' }) amount: number;
+  @ApiMoney({
+    example: 4999,
+    signed: true,
+    description:
+      "quantity × unit_amount, as priced: the net when the line's rates are exclusive, the gross when inclusive.",
+  })
+  amount: number;
+  @ApiProperty({
+    type: [String],
+    example: ['txr_01JD3Z6W3R4T5Y6U7I8O9P0QAB'],
+    description:
+      "The rates the line is taxed at: the line's own (a manual invoice), else its charge's, its plan's, or the billing profile's defaults; none for a tax-exempt subscriber.",
+  })
+  tax_rate_ids: string[];
+  @ApiMoney({ example: 4999, signed: true, description: 'The line without tax.' }) net_amount: number;
+  @ApiMoney({ example: 1050, signed: true, description: "Σ of the line's taxes." }) tax_amount: number;
+  @ApiProperty({ type: [LineTaxDto] }) taxes: LineTaxDto[];
   @ApiProperty({
     required: false,
     example: 'svc_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
@@ -55,7 +100,22 @@ export class InvoiceLineDto {
 })
 export class InvoiceDto {
   @ApiProperty({ example: 'inv_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiInteger({ example: 42, minimum: 1, description: 'Sequential per tenant.' }) number: number;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    maxLength: MAX_DOCUMENT_NUMBER_LENGTH,
+    example: 'INV-2026-000042',
+    description:
+      "The document number from the tenant's invoice series (GET /tenant/settings, numbering), given when the invoice is issued; null while a draft.",
+  })
+  number: string | null;
+  @ApiInteger({
+    nullable: true,
+    example: 42,
+    minimum: 1,
+    description: "The number's place in its series, gapless; null while a draft.",
+  })
+  sequence: number | null;
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB', description: 'The subscriber billed.' })
   subscriber_id: string;
   @ApiProperty({ example: 'USD', description: 'ISO 4217 code of every amount on this invoice.' })
@@ -69,7 +129,23 @@ export class InvoiceDto {
   @ApiProperty({ type: [InvoiceLineDto] }) lines: InvoiceLineDto[];
   @ApiMoney({
     example: 4999,
-    description: 'Sum of the lines, in minor units of `currency`; fixed at creation.',
+    signed: true,
+    description:
+      "Σ of the lines' nets, in minor units of `currency`; below 0 when a bill run's credits outweigh the charges it taxes.",
+  })
+  subtotal: number;
+  @ApiProperty({ type: [TaxSummaryRowDto], description: 'One row per rate: what it taxed and the tax.' })
+  taxes: TaxSummaryRowDto[];
+  @ApiMoney({
+    example: 1050,
+    signed: true,
+    description: 'Σ of the taxes (below 0 when credits carry more tax).',
+  })
+  tax_amount: number;
+  @ApiMoney({
+    example: 6049,
+    description:
+      'subtotal + tax_amount: what the invoice owes, in minor units of `currency`; fixed at issue.',
   })
   total: number;
   @ApiMoney({
@@ -137,15 +213,19 @@ export class InvoiceDto {
   @ApiProperty({ type: [AllocationDto], required: false, description: 'On GET /invoices/{id}.' })
   allocations?: AllocationDto[];
 
-  static from(invoice: Invoice, allocations?: Allocation[]): InvoiceDto {
-    const today = new Date().toISOString().slice(0, 10);
+  /** `today` (the caller's Clock.today(), YYYY-MM-DD) is what `overdue` is measured against. */
+  static from(invoice: Invoice, today: string, allocations?: Allocation[]): InvoiceDto {
     return {
       id: invoice.id,
       number: invoice.number,
+      sequence: invoice.sequence,
       subscriber_id: invoice.subscriberId,
       currency: invoice.currency,
       status: invoice.status,
-      lines: invoice.lines,
+      lines: invoice.lines.map(lineDto),
+      subtotal: invoice.total - invoice.taxAmount,
+      taxes: invoice.taxes,
+      tax_amount: invoice.taxAmount,
       total: invoice.total,
       amount_paid: invoice.amountPaid,
       amount_due: invoice.amountDue,
@@ -163,4 +243,15 @@ export class InvoiceDto {
       ...(allocations ? { allocations: allocations.map(AllocationDto.from) } : {}),
     };
   }
+}
+
+/** A line as the API shows it: a line issued before taxes existed reads as untaxed. */
+export function lineDto(line: InvoiceLine): InvoiceLineDto {
+  return {
+    ...line,
+    tax_rate_ids: line.tax_rate_ids ?? [],
+    net_amount: lineNet(line),
+    tax_amount: line.tax_amount ?? 0,
+    taxes: line.taxes ?? [],
+  };
 }

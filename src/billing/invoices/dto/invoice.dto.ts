@@ -21,6 +21,7 @@ import { IsFreeText, IsTrimmedText, Trim } from '../../../common/validation/text
 import { INVOICE_STATUSES, InvoiceStatus } from '../invoice.entity';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 import { Optional } from '../../../common/validation/optional';
+import { TaxRateIdsProperty } from '../../../common/validation/tax-rate-ids';
 
 @ApiSchema({ description: 'One line of a new invoice.' })
 export class InvoiceLineInputDto {
@@ -39,6 +40,13 @@ export class InvoiceLineInputDto {
   @Min(0)
   @Max(MAX_AMOUNT)
   unit_amount: number;
+
+  @TaxRateIdsProperty({
+    nullable: false,
+    description:
+      "The rates this line is taxed at, instead of the billing profile's defaults ([]: untaxed). Ignored for a tax-exempt subscriber.",
+  })
+  tax_rate_ids?: string[];
 }
 
 @ApiSchema({

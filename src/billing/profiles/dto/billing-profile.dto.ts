@@ -16,6 +16,7 @@ import { IsTrimmedText } from '../../../common/validation/text';
 import { BillingProfile } from '../billing-profile.entity';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 import { Optional, OptionalNullable } from '../../../common/validation/optional';
+import { TAX_RATE_IDS_SCHEMA, TaxRateIdsProperty } from '../../../common/validation/tax-rate-ids';
 import {
   FixedLateFeeDto,
   FixedLateFeeFormDto,
@@ -33,6 +34,8 @@ const LATE_FEE_DESCRIPTION =
   'Charged once per invoice still owed after due_date + after_days, by the `late_fee` automation rule: a pending charge issued at once on an invoice of its own (due after payment_terms_days), so it can become overdue too. A late fee invoice never earns a late fee. null: no late fee.';
 const RECONNECTION_FEE_DESCRIPTION =
   'Charged by the `reconnection_fee` automation rule, once, when a subscriber suspended for non_payment is made active again (by paid_up or by hand): a pending charge the next invoice carries. In minor units; null: none.';
+const TAX_RATE_IDS_DESCRIPTION =
+  "The tax rates (GET /tax-rates) its subscribers' invoice lines are taxed at, unless the service plan or the charge names its own; empty: untaxed. Tax-exempt subscribers are not taxed.";
 const FEES_BEFORE_RESTORATION_DESCRIPTION =
   'true: paid_up lifts a non_payment suspension only once the late fee invoices and pending fee charges are paid too (money received and not yet applied counts). Default false.';
 
@@ -169,6 +172,9 @@ export class CreateBillingProfileDto {
   @Optional()
   @IsBoolean()
   fees_before_restoration?: boolean;
+
+  @TaxRateIdsProperty({ nullable: false, description: `${TAX_RATE_IDS_DESCRIPTION} Default [].` })
+  tax_rate_ids?: string[];
 }
 
 /** PATCH: only the fields sent change. Null is accepted only where it means none (OptionalNullable). */
@@ -221,6 +227,8 @@ export class BillingProfileDto {
   reconnection_fee: number | null;
   @ApiProperty({ example: false, description: FEES_BEFORE_RESTORATION_DESCRIPTION })
   fees_before_restoration: boolean;
+  @ApiProperty({ ...TAX_RATE_IDS_SCHEMA, description: TAX_RATE_IDS_DESCRIPTION })
+  tax_rate_ids: string[];
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' }) updated_at: string;
 
@@ -238,6 +246,7 @@ export class BillingProfileDto {
       late_fee: lateFeeOf(profile),
       reconnection_fee: profile.reconnectionFee,
       fees_before_restoration: profile.feesBeforeRestoration,
+      tax_rate_ids: profile.taxRateIds,
       created_at: profile.createdAt.toISOString(),
       updated_at: profile.updatedAt.toISOString(),
     };

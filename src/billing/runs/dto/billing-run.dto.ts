@@ -1,3 +1,4 @@
+import { lineDto } from '../../invoices/dto/invoice-response.dto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsIn } from 'class-validator';
 import type { Actor } from '../../../common/request-context';
@@ -232,7 +233,7 @@ export class BillingRunItemDto {
       billing_run_id: item.runId,
       subscriber_id: item.subscriberId,
       currency: item.currency,
-      lines: item.lines,
+      lines: item.lines.map(lineDto),
       total: item.total,
       invoice_id: item.invoiceId,
       credit_id: item.creditId,

@@ -1,0 +1,3 @@
+// The notifications module's public surface: other modules import notifications only from here (docs/architecture.md).
+export { NotificationsOutboxModule } from './outbox/notifications-outbox';
+export { NotificationsModule } from './notifications.module';

@@ -1,0 +1,171 @@
+import { NasDevice, ProvisioningOrder, Service, ServicePlan, SessionOutcome } from '../provisioning.entity';
+import type { RadiusRepository, RadiusSession, RadiusUser } from '../radius.repository';
+import { OrderAction, ServiceStatus } from '../service-status';
+import { DriverError } from './network-driver';
+import { type DynamicAuthorization, RadiusSqlDriver, radiusUser } from './radius-sql.driver';
+
+const PLAN = Object.assign(new ServicePlan(), { id: 'plan_1', downloadKbps: 100_000, uploadKbps: 20_000 });
+
+const service = (status: ServiceStatus, fields: Partial<Service> = {}): Service =>
+  Object.assign(new Service(), {
+    tenantId: 'ten_1',
+    id: 'svc_1',
+    status,
+    radiusUsername: 'acme/alice',
+    pppoePassword: 's3cret',
+    staticIpv4: null,
+    ...fields,
+  });
+
+const order = (action: OrderAction): ProvisioningOrder =>
+  Object.assign(new ProvisioningOrder(), { id: 'ord_1', action });
+
+describe('radiusUser', () => {
+  it("should let an active service log in with its password and answer its plan's rate", () => {
+    expect(radiusUser(service(ServiceStatus.Active), PLAN)).toEqual({
+      check: [{ attribute: 'Cleartext-Password', op: ':=', value: 's3cret' }],
+      reply: [
+        { attribute: 'Mikrotik-Rate-Limit', op: ':=', value: '20000k/100000k' },
+        { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: '100000000' },
+        { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: '20000000' },
+      ],
+      groups: [],
+    });
+  });
+
+  it('should answer the static address of an active service that has one', () => {
+    const user = radiusUser(service(ServiceStatus.Active, { staticIpv4: '100.64.0.7' }), PLAN)!;
+    expect(user.reply.at(-1)).toEqual({ attribute: 'Framed-IP-Address', op: ':=', value: '100.64.0.7' });
+  });
+
+  it('should put a suspended service in the suspended group, with no rate and no address', () => {
+    expect(radiusUser(service(ServiceStatus.Suspended, { staticIpv4: '100.64.0.7' }), PLAN)).toEqual({
+      check: [{ attribute: 'Cleartext-Password', op: ':=', value: 's3cret' }],
+      reply: [],
+      groups: ['suspended'],
+    });
+  });
+
+  it('should leave no rows at all for a pending or terminated service', () => {
+    expect(radiusUser(service(ServiceStatus.Pending), PLAN)).toBeNull();
+    expect(radiusUser(service(ServiceStatus.Terminated), PLAN)).toBeNull();
+  });
+});
+
+/** A RADIUS database in memory: what was written, the open sessions, and the failures asked for. */
+function fakeRadius(options: { sessions?: RadiusSession[]; failBatch?: boolean; failUser?: string } = {}) {
+  const written = new Map<string, RadiusUser | null>();
+  const calls = { groups: 0, batches: 0, sessions: 0 };
+  const radius = {
+    ensureSuspendedGroup: () => {
+      calls.groups += 1;
+      return Promise.resolve();
+    },
+    rewriteMany: (entries: { username: string; user: RadiusUser | null }[]) => {
+      calls.batches += 1;
+      if (options.failBatch) {
+        return Promise.reject(new Error('batch failed'));
+      }
+      entries.forEach(({ username, user }) => written.set(username, user));
+      return Promise.resolve();
+    },
+    rewrite: (username: string, user: RadiusUser | null) => {
+      if (username === options.failUser) {
+        return Promise.reject(new Error(`cannot write ${username}`));
+      }
+      written.set(username, user);
+      return Promise.resolve();
+    },
+    openSessions: () => {
+      calls.sessions += 1;
+      return Promise.resolve(options.sessions ?? []);
+    },
+    close: () => Promise.resolve(),
+  } as unknown as RadiusRepository;
+  return { radius, written, calls };
+}
+
+const NO_NAS: DynamicAuthorization = {
+  nasAt: () => Promise.resolve(null as NasDevice | null),
+  timeoutMs: 10,
+  retries: 0,
+};
+
+const session = (nasIp: string): RadiusSession =>
+  ({ acctSessionId: 'a1', username: 'acme/alice', nasIp, framedIp: null }) as RadiusSession;
+
+describe('RadiusSqlDriver', () => {
+  it('should write the service and, on activation, reach no session', async () => {
+    const { radius, written, calls } = fakeRadius();
+    const outcome = await new RadiusSqlDriver(radius, NO_NAS).apply(
+      order(OrderAction.Activate),
+      service(ServiceStatus.Active),
+      PLAN,
+    );
+    expect(outcome).toEqual({});
+    expect(written.get('acme/alice')?.groups).toEqual([]);
+    expect(calls.sessions).toBe(0);
+  });
+
+  it('should record no session when a suspended subscriber is not online', async () => {
+    const { radius, written } = fakeRadius();
+    const outcome = await new RadiusSqlDriver(radius, NO_NAS).apply(
+      order(OrderAction.Suspend),
+      service(ServiceStatus.Suspended),
+      PLAN,
+    );
+    expect(outcome).toEqual({ disconnect: SessionOutcome.NoSession });
+    expect(written.get('acme/alice')?.groups).toEqual(['suspended']);
+  });
+
+  it('should remove a terminated service and record a session on an unregistered NAS', async () => {
+    const { radius, written } = fakeRadius({ sessions: [session('192.0.2.1')] });
+    const outcome = await new RadiusSqlDriver(radius, NO_NAS).apply(
+      order(OrderAction.Terminate),
+      service(ServiceStatus.Terminated),
+      PLAN,
+    );
+    expect(outcome).toEqual({ disconnect: SessionOutcome.UnknownNas });
+    expect(written.has('acme/alice')).toBe(true);
+    expect(written.get('acme/alice')).toBeNull();
+  });
+
+  it("should answer a plan change's CoA outcome, not a disconnect", async () => {
+    const { radius } = fakeRadius({ sessions: [session('192.0.2.1')] });
+    const outcome = await new RadiusSqlDriver(radius, NO_NAS).apply(
+      order(OrderAction.ChangePlan),
+      service(ServiceStatus.Active),
+      PLAN,
+    );
+    expect(outcome).toEqual({ coa: SessionOutcome.UnknownNas });
+  });
+
+  it('should write the orders carried out together in one batch, and make the suspended group once', async () => {
+    const { radius, written, calls } = fakeRadius();
+    const driver = new RadiusSqlDriver(radius, NO_NAS);
+    await Promise.all(
+      ['acme/a', 'acme/b', 'acme/c'].map((radiusUsername) =>
+        driver.apply(order(OrderAction.Resume), service(ServiceStatus.Active, { radiusUsername }), PLAN),
+      ),
+    );
+    expect([...written.keys()].sort()).toEqual(['acme/a', 'acme/b', 'acme/c']);
+    expect(calls).toEqual({ groups: 1, batches: 1, sessions: 0 });
+  });
+
+  it('should fail only the order whose row cannot be written, as worth another try', async () => {
+    const { radius, written } = fakeRadius({ failBatch: true, failUser: 'acme/bad' });
+    const driver = new RadiusSqlDriver(radius, NO_NAS);
+    const [good, bad] = await Promise.allSettled(
+      ['acme/good', 'acme/bad'].map((radiusUsername) =>
+        driver.apply(order(OrderAction.Modify), service(ServiceStatus.Active, { radiusUsername }), PLAN),
+      ),
+    );
+    expect(good).toEqual({ status: 'fulfilled', value: {} });
+    expect(written.has('acme/good')).toBe(true);
+    expect(bad.status).toBe('rejected');
+    const error = (bad as PromiseRejectedResult).reason as DriverError;
+    expect(error).toBeInstanceOf(DriverError);
+    expect(error.transient).toBe(true);
+    expect(error.message).toBe('radius-sql: cannot write acme/bad');
+  });
+});
