@@ -23,18 +23,19 @@ export const COUNTER_STORE = Symbol('COUNTER_STORE');
  * elapsed time (as Redis's PEXPIRE), so they run on the monotonic clock, not on the date.
  */
 export class MemoryCounterStore implements CounterStore {
-  private readonly counters = new Map<string, { count: number; expiresAt: number }>();
+  /** `windowMs` caps what is left: `(now + windowMs) - now` can round to a hair more than `windowMs`. */
+  private readonly counters = new Map<string, { count: number; expiresAt: number; windowMs: number }>();
   private readonly sweeper = setInterval(() => this.sweep(), 30_000).unref();
 
   hit(key: string, windowMs: number): Promise<Counter> {
     const now = performance.now();
     let entry = this.counters.get(key);
     if (!entry || entry.expiresAt <= now) {
-      entry = { count: 0, expiresAt: now + windowMs };
+      entry = { count: 0, expiresAt: now + windowMs, windowMs };
       this.counters.set(key, entry);
     }
     entry.count += 1;
-    return Promise.resolve({ count: entry.count, resetMs: entry.expiresAt - now });
+    return Promise.resolve({ count: entry.count, resetMs: remainingMs(entry, now) });
   }
 
   get(key: string): Promise<Counter | null> {
@@ -43,11 +44,11 @@ export class MemoryCounterStore implements CounterStore {
     if (!entry || entry.expiresAt <= now) {
       return Promise.resolve(null);
     }
-    return Promise.resolve({ count: entry.count, resetMs: entry.expiresAt - now });
+    return Promise.resolve({ count: entry.count, resetMs: remainingMs(entry, now) });
   }
 
   set(key: string, ttlMs: number): Promise<void> {
-    this.counters.set(key, { count: 1, expiresAt: performance.now() + ttlMs });
+    this.counters.set(key, { count: 1, expiresAt: performance.now() + ttlMs, windowMs: ttlMs });
     return Promise.resolve();
   }
 
@@ -64,6 +65,11 @@ export class MemoryCounterStore implements CounterStore {
       }
     }
   }
+}
+
+/** What is left of an entry's window at `now`, never more than the window itself (floating-point rounding). */
+function remainingMs(entry: { expiresAt: number; windowMs: number }, now: number): number {
+  return Math.min(entry.windowMs, entry.expiresAt - now);
 }
 
 // INCR and PEXPIRE in one step, so a window cannot be left without an expiry.

@@ -12,7 +12,8 @@ export class CounterThrottlerStorage implements ThrottlerStorage {
 
   async increment(key: string, ttlMs: number, limit: number): Promise<ThrottlerStorageRecord> {
     const { count, resetMs } = await this.counters.hit(`rl:${key}`, ttlMs);
-    const timeToExpire = Math.max(1, Math.ceil(resetMs / 1000));
+    // 1 to the window's whole seconds: a header never says a 60 s window resets in 61 s.
+    const timeToExpire = Math.min(Math.ceil(ttlMs / 1000), Math.max(1, Math.ceil(resetMs / 1000)));
     return { totalHits: count, timeToExpire, isBlocked: count > limit, timeToBlockExpire: timeToExpire };
   }
 }
