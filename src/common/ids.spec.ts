@@ -2,8 +2,8 @@ import { isId, newId, ulid } from './ids';
 
 describe('ids', () => {
   it('should make prefixed ids of 26 Crockford characters', () => {
-    expect(isId('sub', newId('sub', new Date()))).toBe(true);
-    expect(isId('sub', newId('txn', new Date()))).toBe(false);
+    expect(isId('sub', newId('sub', new Date('2026-12-01T12:00:00.000Z')))).toBe(true);
+    expect(isId('sub', newId('txn', new Date('2026-12-01T12:00:00.000Z')))).toBe(false);
   });
 
   it('should increase within one millisecond', () => {
