@@ -50,6 +50,10 @@ const TAGS: [name: string, description: string][] = [
     "Mail to subscribers: what was sent and why, the tenant's templates, and each subscriber's preferences.",
   ],
   ['Events', 'The audit log of every change, readable with a cursor.'],
+  [
+    'Exports',
+    "Subscribers, invoices, transactions and a ledger as CSV files, with their lists' filters, streamed.",
+  ],
   ['Admin', 'Tenants and API tokens.'],
 ];
 
