@@ -13,7 +13,9 @@
  * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s; then
  * provisioning.run (bench/provisioning-run.ts): 10,000 activate orders (--provisioning-orders) carried out by the
  * worker through radius-sql, as orders/s against the same. In between, documents.pdf (bench/documents-pdf.ts): invoice
- * PDFs per second rendered in this process, against an empty one-page pdfkit document (a ratio, no target).
+ * PDFs per second rendered in this process, against an empty one-page pdfkit document (a ratio, no target). Then
+ * exports.memory (bench/exports-memory.ts): the server's peak RSS streaming the subscribers CSV of 10,000 rows, then
+ * of every seeded row, and the difference (issue #35's target: within 20 MB).
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -45,6 +47,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
 import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
+import { benchExportsMemory, EXPORTS_MEMORY_CASE } from './exports-memory';
 import { benchProvisioningRun } from './provisioning-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
@@ -160,6 +163,9 @@ async function main(): Promise<void> {
       plans,
       documents,
     });
+    if (!options.only || options.only.includes(EXPORTS_MEMORY_CASE)) {
+      await benchExportsMemory(db, server, fixtures.tenantId, seededRows, resultsDir, stamp);
+    }
     if (!options.only || options.only.includes('billing.run')) {
       await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
     }
