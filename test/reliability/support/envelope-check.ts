@@ -5,7 +5,7 @@ import type { RawResponse } from './raw-client';
  * The pass criteria of issue 18 item 1 for one answer, as a list of problems (empty: it passes) rather than a throw,
  * so a run of a thousand requests counts every kind of failure instead of stopping at the first:
  * - never a 5xx;
- * - always the envelope (but a document's 200, application/pdf): `{success, data|error, meta:{request_id,
+ * - always the envelope (but a document's 200, application/pdf, and an export's, text/csv): `{success, data|error, meta:{request_id,
  *   api_version}}` (lists add meta.pagination; the README's "Conventions every endpoint keeps"), JSON, with
  *   X-Request-ID equal to meta.request_id;
  * - an error's code is in the catalog, and the status is the catalog's status for that code.
@@ -24,6 +24,16 @@ export function envelopeProblems(res: RawResponse): string[] {
     res.status === 200 &&
     /^application\/pdf/i.test(String(res.headers['content-type'] ?? '')) &&
     res.text.startsWith('%PDF-')
+  ) {
+    return problems;
+  }
+  // An export (GET /exports/….csv, issue 32) answers 200 with the CSV itself, whole: a header record, every record
+  // ending with CRLF; its refusals are envelopes like every other.
+  if (
+    res.status === 200 &&
+    String(res.headers['content-type'] ?? '') === 'text/csv; charset=utf-8' &&
+    /^[a-z0-9_]+(,[a-z0-9_]+)*\r\n/.test(res.text) &&
+    res.text.endsWith('\r\n')
   ) {
     return problems;
   }
