@@ -147,23 +147,18 @@ export async function seedBilling(
     [tenantId, startMs, stepMs, 1, count, subscribers.startMs, subscribers.stepMs],
   );
   await db.query(
-    `INSERT INTO invoices (tenant_id, id, number, subscriber_id, currency, status, lines, total, amount_paid, due_date,
-       finalized_at, paid_at, voided_at, created_at, updated_at)
-     SELECT $1, ${ulidSql('inv', '$2::bigint + g::bigint * $3::bigint', 'g', 'i')}, g, subscriber_id,
+    `INSERT INTO invoices (tenant_id, id, number, sequence, subscriber_id, currency, status, lines, total, tax_amount,
+       taxes, amount_paid, due_date, finalized_at, paid_at, voided_at, created_at, updated_at)
+     SELECT $1, ${ulidSql('inv', '$2::bigint + g::bigint * $3::bigint', 'g', 'i')}, g, g, subscriber_id,
        '${SEED_CURRENCY}', 'open',
        jsonb_build_array(jsonb_build_object('description', 'Bench seed', 'quantity', 1, 'unit_amount', ${amount},
                                             'amount', ${amount})),
-       ${amount}, 0, (to_timestamp(($2::bigint + g::bigint * $3::bigint) / 1000.0) + interval '14 days')::date,
+       ${amount}, 0, '[]'::jsonb, 0, (to_timestamp(($2::bigint + g::bigint * $3::bigint) / 1000.0) + interval '14 days')::date,
        to_timestamp(($2::bigint + g::bigint * $3::bigint) / 1000.0), NULL, NULL,
        to_timestamp(($2::bigint + g::bigint * $3::bigint) / 1000.0),
        to_timestamp(($2::bigint + g::bigint * $3::bigint) / 1000.0)
      FROM (SELECT g, ${subjectId} AS subscriber_id FROM generate_series($4::int, $5::int) AS g) AS seeded`,
     [tenantId, startMs, stepMs, 1, count, subscribers.startMs, subscribers.stepMs],
-  );
-  await db.query(
-    `INSERT INTO invoice_counters (tenant_id, last_number) VALUES ($1, $2)
-     ON CONFLICT (tenant_id) DO UPDATE SET last_number = GREATEST(invoice_counters.last_number, EXCLUDED.last_number)`,
-    [tenantId, count],
   );
   const { rows } = await db.query<{ transaction_id: string; invoice_id: string; subscriber_id: string }>(
     `SELECT t.id AS transaction_id, i.id AS invoice_id, t.subscriber_id
