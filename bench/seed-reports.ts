@@ -28,6 +28,8 @@ export async function seedReports(
     return 0;
   }
   const started = Date.now();
+  // Fresh statistics first: the anti-join of subscribers to their services must be planned as a hash, not a loop.
+  await db.query('ANALYZE subscribers; ANALYZE services');
   const [base, dear, yearly] = await seedReportPlans(db, tenantId);
   const services = await seedReportServices(db, tenantId, base, dear, yearly, log);
   await seedPlanHistory(db, tenantId, base, log);
