@@ -11,6 +11,7 @@ import {
   seedServices,
   seedTickets,
 } from './seed-domain';
+import { seedReports } from './seed-reports';
 import { type SubscriberSeed, withSecondaryIndexesDropped } from './seed-sql';
 
 /**
@@ -191,6 +192,9 @@ export async function prepareDatabase(
         '--reuse: the bench database has no tickets, services and ledger seed (seeded by an older bench); run once without --reuse',
       );
     }
+    if ((await seedReports(db, tenantId, log)) > 0) {
+      await analyze(db);
+    }
     await skipSeededEvents(db);
     return {
       tenantId,
@@ -216,6 +220,7 @@ export async function prepareDatabase(
   const planId = await seedPlan(db, tenantId);
   const services = await seedServices(db, tenantId, planId, subscribers, log);
   const ledger = await seedLedger(db, tenantId, subscribers, log);
+  await seedReports(db, tenantId, log);
   log(
     `  domains: ${tickets.toLocaleString('en-US')} tickets, ${services.toLocaleString('en-US')} services with a ` +
       `completed order each, ${ledger.toLocaleString('en-US')} ledger entries`,

@@ -12,10 +12,12 @@
  * ledger.list, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one bill run over
  * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s; then
  * provisioning.run (bench/provisioning-run.ts): 10,000 activate orders (--provisioning-orders) carried out by the
- * worker through radius-sql, as orders/s against the same. In between, documents.pdf (bench/documents-pdf.ts): invoice
- * PDFs per second rendered in this process, against an empty one-page pdfkit document (a ratio, no target). Then
- * exports.memory (bench/exports-memory.ts): the server's peak RSS streaming the subscribers CSV of 10,000 rows, then
- * of every seeded row, and the difference (issue #35's target: within 20 MB).
+ * worker through radius-sql, as orders/s against the same; and reports (bench/reports.ts): each GET /reports/* on the
+ * seeded subscribers (bench/seed-reports.ts), one request at a time, against a 100-row page. In between,
+ * documents.pdf (bench/documents-pdf.ts): invoice PDFs per second rendered in this process, against an empty one-page
+ * pdfkit document (a ratio, no target). Then exports.memory (bench/exports-memory.ts): the server's peak RSS
+ * streaming the subscribers CSV of 10,000 rows, then of every seeded row, and the difference (issue #35's target:
+ * within 20 MB).
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -26,8 +28,8 @@
  *   --connections <l>   comma-separated connection counts (32,64)
  *   --rows <n>          subscribers and events to seed (1,000,000; 100,000 with --embedded or --quick)
  *   --quick             smoke run: 3 s, 1 s warm-up, 64 connections, fewer cases, 100,000 rows
- *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run and
- *                       provisioning.run included)
+ *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run,
+ *                       provisioning.run and reports included)
  *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
  *   --provisioning-orders <n>  orders the provisioning.run case carries out (10,000)
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
@@ -46,6 +48,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
+import { benchReports } from './reports';
 import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
 import { benchExportsMemory, EXPORTS_MEMORY_CASE } from './exports-memory';
 import { benchProvisioningRun } from './provisioning-run';
@@ -168,6 +171,9 @@ async function main(): Promise<void> {
     }
     if (!options.only || options.only.includes('billing.run')) {
       await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
+    }
+    if (!options.only || options.only.includes('reports')) {
+      await benchReports(server, seededRows, options.quick ? 5 : 20, resultsDir, stamp);
     }
     if (!options.only || options.only.includes('provisioning.run')) {
       await benchProvisioningRun(db, server, measurements, options.provisioningOrders, resultsDir, stamp);

@@ -52,6 +52,11 @@ import { TaxReportController, TaxReportService } from './taxes/tax-report';
 import { TaxContextRepository } from './taxes/tax-context.repository';
 import { TaxReportRepository } from './taxes/tax-report.repository';
 import { StatementsRepository } from './statements/statements.repository';
+import { ReportsController } from './reports/reports.controller';
+import { ReportsService } from './reports/reports.service';
+import { MrrRepository } from './reports/mrr.repository';
+import { RevenueRepository } from './reports/revenue.repository';
+import { AgingRepository } from './reports/aging.repository';
 
 /** Billing profiles, invoices, transactions, allocations, the subscriber ledger and recurring bill runs. */
 @Module({
@@ -68,6 +73,7 @@ import { StatementsRepository } from './statements/statements.repository';
     CreditNotesController,
     StatementsController,
     TaxReportController,
+    ReportsController,
   ],
   providers: [
     BillingProfilesRepository,
@@ -110,6 +116,10 @@ import { StatementsRepository } from './statements/statements.repository';
     StatementsRepository,
     NumberingRepository,
     NumberingService,
+    ReportsService,
+    MrrRepository,
+    RevenueRepository,
+    AgingRepository,
   ],
   exports: [
     BillingDocuments,

@@ -29,7 +29,17 @@ const ORDER_LIST: RenderedList = {
     'coa', o.coa, 'created_at', ${isoTimestampSql('o.created_at')}, 'updated_at', ${isoTimestampSql('o.updated_at')})`,
 };
 
-/** The only place the provisioning_orders table is read and written. */
+/**
+ * The provisioning orders table in another module's statement, `provisioning_orders <alias>` after its FROM or JOIN:
+ * billing's reports (src/billing/reports) read every service's plan history (the completed activate and change_plan
+ * orders) with the services and plans in one statement. They read its tenant_id, id, service_id, action, status,
+ * plan_id and completed_at. Other reads call this repository (docs/architecture.md, "Owns (tables)").
+ */
+export function provisioningOrdersTable(alias: string): string {
+  return `provisioning_orders ${alias}`;
+}
+
+/** The only place the provisioning_orders table is read and written (and provisioningOrdersTable the way others' statements join it). */
 @Injectable()
 export class ProvisioningOrdersRepository {
   /**

@@ -15,7 +15,16 @@ export interface PlanPricing {
   billingPeriod: string;
 }
 
-/** The only place the service_plans table is read and written. */
+/**
+ * The service plans table in another module's statement, `service_plans <alias>` after its FROM or JOIN: billing's
+ * reports (src/billing/reports), which price every service's plan history in one statement. They read its tenant_id,
+ * id, name, price, currency and billing_period. Other reads call this repository (docs/architecture.md, "Owns (tables)").
+ */
+export function servicePlansTable(alias: string): string {
+  return `service_plans ${alias}`;
+}
+
+/** The only place the service_plans table is read and written (and servicePlansTable the way others' statements join it). */
 @Injectable()
 export class ServicePlansRepository {
   async insert(manager: EntityManager, plan: ServicePlan): Promise<void> {

@@ -63,6 +63,13 @@ export function lineGross(line: InvoiceLine): number {
 @Index('ix_invoices_tenant_payable_due', ['tenantId', 'dueDate', 'id'], {
   where: `"status" IN (${PAYABLE_STATUSES.map((status) => `'${status}'`).join(', ')})`,
 })
+// The reports' reads (src/billing/reports): revenue by the day of issue; aging's invoices settled after its day.
+@Index('ix_invoices_tenant_finalized', ['tenantId', 'finalizedAt'], { where: `"finalized_at" IS NOT NULL` })
+@Index('ix_invoices_tenant_paid', ['tenantId', 'paidAt'], { where: `"paid_at" IS NOT NULL` })
+@Index('ix_invoices_tenant_voided', ['tenantId', 'voidedAt'], { where: `"voided_at" IS NOT NULL` })
+@Index('ix_invoices_tenant_written_off', ['tenantId', 'writtenOffAt'], {
+  where: `"written_off_at" IS NOT NULL`,
+})
 @Index('uq_invoices_tenant_number', ['tenantId', 'number'], { unique: true, where: `"number" IS NOT NULL` })
 @Check(
   'chk_invoices_status',

@@ -33,6 +33,8 @@ export const TRANSACTION_SOURCES = Object.values(TransactionSource);
 @Index('ix_transactions_unallocated', ['tenantId', 'subscriberId', 'currency'], {
   where: `"kind" IN ('payment', 'credit') AND "amount" > "allocated_amount" + "refunded_amount"`,
 })
+// Aging (src/billing/reports): the refunds of a payment, and those made after its day.
+@Index('ix_transactions_tenant_refund_of', ['tenantId', 'refundOf'], { where: `"refund_of" IS NOT NULL` })
 @Check('chk_transactions_kind', `"kind" IN ('payment', 'credit', 'debit', 'refund')`)
 @Check('chk_transactions_source', `"source" IN ('external', 'adjustment')`)
 @Check(
@@ -117,6 +119,9 @@ export class Transaction {
 @Entity('allocations')
 @Index('ix_allocations_transaction', ['tenantId', 'transactionId', 'createdAt'])
 @Index('ix_allocations_invoice', ['tenantId', 'invoiceId', 'createdAt'])
+// Aging (src/billing/reports): allocations made after its day, and those to the balance rather than an invoice.
+@Index('ix_allocations_tenant_created', ['tenantId', 'createdAt'])
+@Index('ix_allocations_tenant_to_balance', ['tenantId', 'transactionId'], { where: `"invoice_id" IS NULL` })
 @Check('chk_allocations_amount', `"amount" > 0`)
 export class Allocation {
   @ForeignKey(() => Tenant, { name: 'fk_allocations_tenant' })
