@@ -13,11 +13,13 @@ import {
   runToCompletion,
 } from '../support/billing-run-factory';
 import {
+  createInvoice,
   createPayment,
   createTransaction,
   getBalances,
   listAll,
   type InvoiceRecord,
+  voidInvoice,
 } from '../support/billing-factory';
 import { expectError } from '../support/envelope';
 import { bearer } from '../support/factories';
@@ -152,6 +154,12 @@ describe('Reports (e2e)', () => {
       currency: 'EUR',
       auto_apply: false,
     });
+    clock.set(at('2030-04-12', '10:00'));
+    // A router on an invoice of its own (no plan: revenue's plan_id null row; not due yet: aging's current), and an
+    // invoice voided at once (left out of revenue and aging).
+    await createInvoice(t, token, subs.s3, 4900, { currency: 'EUR' });
+    const voided = await createInvoice(t, token, subs.s1, 1500, { currency: 'EUR' });
+    ensure(await voidInvoice(t, token, voided.id), 200, 'void invoice');
     clock.set(at('2030-04-20', '12:00'));
 
     world = await serviceWorld(t, token);
@@ -441,6 +449,15 @@ describe('Reports (e2e)', () => {
           expect(row.plan_name).toBe(world.plans.get(row.plan_id as string)!.name);
         }
       }
+      // The lines of no plan: the router's invoice, and the termination credits the runs carried.
+      const planless = invoices.filter(
+        (i) => i.currency === 'EUR' && i.status !== 'void' && i.lines.some((line) => !('plan_id' in line)),
+      );
+      expect(planless.some((i) => i.total === 4900)).toBe(true);
+      expect(byPlan.rows.find((row) => row.currency === 'EUR' && row.plan_id === null)).toMatchObject({
+        invoices: planless.length,
+      });
+      expect(invoices.some((invoice) => invoice.status === 'void')).toBe(true);
       for (const currency of ['EUR', 'USD']) {
         const total = (rows: Record<string, number | string | null>[]) =>
           rows
