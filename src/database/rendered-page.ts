@@ -23,6 +23,14 @@ export interface Condition {
   indexed?: boolean;
 }
 
+/**
+ * `column` is one of `values` (a filter given as a comma list): `IN (…)`, which Postgres reads as `=` for one value, so
+ * a one-value filter keeps the plan of an equality on the list's index.
+ */
+export function oneOf(column: string, values: readonly unknown[]): Condition {
+  return { sql: `${column} IN (${values.map(() => '?').join(', ')})`, values: [...values] };
+}
+
 /** A list rendered by Postgres: its table under an alias, and the SQL of one item's JSON. */
 export interface RenderedList {
   /** Names its prepared statements. */
