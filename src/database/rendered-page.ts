@@ -44,6 +44,16 @@ export interface RenderedList {
   item: string;
 }
 
+/** `conditions` joined by AND, each `?` the placeholder of its next value, added to `params`. */
+export function conditionsSql(params: SqlParams, conditions: Condition[]): string {
+  return conditions
+    .map((condition) => {
+      const values = condition.values[Symbol.iterator]();
+      return condition.sql.replace(/\?/g, () => params.add(values.next().value));
+    })
+    .join(' AND ');
+}
+
 /** Prepared statements by text: one name per distinct set of conditions a list was asked with. */
 const renderedStatements = new Map<string, PreparedStatement>();
 
@@ -86,12 +96,7 @@ export async function renderedPage(
   }
   const params = new SqlParams();
   const limit = params.add(query.limit, 'int');
-  const where = all
-    .map((condition) => {
-      const values = condition.values[Symbol.iterator]();
-      return condition.sql.replace(/\?/g, () => params.add(values.next().value));
-    })
-    .join(' AND ');
+  const where = conditionsSql(params, all);
   const order = `${a}.created_at DESC, ${a}.id DESC`;
   const text =
     `SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= ${limit}), '[]')::text AS items, ` +
