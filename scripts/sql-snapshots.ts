@@ -222,7 +222,12 @@ function samples(): Record<string, Sample[]> {
       {
         title: 'EventsRepository.page: GET /events?type=subscriber.*&subject_id=',
         run: (m) =>
-          events.page(m, TENANT, Object.assign(page(), { type: 'subscriber.*', subject_id: 'sub_1' })),
+          events.page(m, TENANT, Object.assign(page(), { type: ['subscriber.*'], subject_id: 'sub_1' })),
+        numberedName: true,
+      },
+      {
+        title: 'EventsRepository.page: GET /events?type=subscriber.*,invoice.paid',
+        run: (m) => events.page(m, TENANT, Object.assign(page(), { type: ['subscriber.*', 'invoice.paid'] })),
         numberedName: true,
       },
     ],

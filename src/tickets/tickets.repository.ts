@@ -52,16 +52,15 @@ const TICKET_LIST: RenderedList = {
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
 
 /**
- * The tickets matching `conditions` (the search's among them), ranked for `text` (already lower-cased): 10000 when it
- * is the external id, plus 1000 × word_similarity with the subject, plus 100 × with the description (docs/tickets.md).
+ * The tickets matching `conditions` (the search's among them), ranked for `text` (already lower-cased): 1000 ×
+ * word_similarity with the subject plus 100 × with the description (docs/decisions.md, "Search").
  */
 function rankedTickets(tenantId: string, text: string, conditions: Condition[]): RankedSearch {
   const params = new SqlParams();
   const q = params.add(text, 'text');
   const where = conditionsSql(params, conditions);
   const ranked =
-    `SELECT t.id, ((CASE WHEN lower(t.external_id) = ${q} THEN 10000 ELSE 0 END) ` +
-    `+ round(1000 * word_similarity(${q}, lower(t.subject))) ` +
+    `SELECT t.id, (round(1000 * word_similarity(${q}, lower(t.subject))) ` +
     `+ round(100 * word_similarity(${q}, coalesce(lower(t.description), ''))))::int AS rank ` +
     `FROM tickets t WHERE ${where}`;
   return { ranked, params, tenantId };

@@ -50,6 +50,31 @@ export function IsOneOrMoreOf(allowed: readonly string[]): PropertyDecorator {
     });
 }
 
+/** A list (after CommaList) whose every item matches `pattern`; `what` says what an item must be. */
+export function IsEachMatching(pattern: RegExp, what: string): PropertyDecorator {
+  const problem = (name: string, value: unknown): string | null => {
+    if (!Array.isArray(value) || value.length === 0 || !value.every((item) => typeof item === 'string')) {
+      return `${name} must be ${what}, or several comma-separated`;
+    }
+    if (value.includes('')) {
+      return `${name} has an empty item: write values separated by single commas`;
+    }
+    const bad = (value).find((item) => item.length > 100 || !pattern.test(item));
+    return bad === undefined ? null : `${name} has "${bad.slice(0, 40)}", which is not ${what}`;
+  };
+  return (object: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isEachMatching',
+      target: object.constructor,
+      propertyName: String(propertyName),
+      options: {
+        message: (args: ValidationArguments) =>
+          problem(args.property, args.value) ?? `${args.property} is invalid`,
+      },
+      validator: { validate: (value: unknown) => problem(String(propertyName), value) === null },
+    });
+}
+
 /**
  * An optional enum filter of a list that takes several values, `status=open,partially_paid` (any of them): documented
  * as an array of the enum (the document says comma-separated, `style: form, explode: false`, for every array query
