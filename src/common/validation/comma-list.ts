@@ -59,7 +59,7 @@ export function IsEachMatching(pattern: RegExp, what: string): PropertyDecorator
     if (value.includes('')) {
       return `${name} has an empty item: write values separated by single commas`;
     }
-    const bad = (value).find((item) => item.length > 100 || !pattern.test(item));
+    const bad = value.find((item) => item.length > 100 || !pattern.test(item));
     return bad === undefined ? null : `${name} has "${bad.slice(0, 40)}", which is not ${what}`;
   };
   return (object: object, propertyName: string | symbol) =>
