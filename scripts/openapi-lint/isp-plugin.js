@@ -22,17 +22,11 @@ function SuccessEnvelope() {
           const schema = media.schema && resolve(media.schema).node;
           const problem = envelopeProblem(schema, (node) => resolve(node).node);
           if (problem) {
-            report({
-              message: `A 2xx body must be the envelope {success: true, data, meta}: ${problem}.`,
-              location: at,
-            });
+            report({ message: `A 2xx body must be the envelope {success: true, data, meta}: ${problem}.`, location: at });
           }
         }
         if (!response.content && String(key) !== '204') {
-          report({
-            message: 'A 2xx answer must have a body: the envelope {success: true, data, meta}.',
-            location,
-          });
+          report({ message: 'A 2xx answer must have a body: the envelope {success: true, data, meta}.', location });
         }
       },
     },
@@ -47,25 +41,18 @@ function envelopeProblem(schema, deref) {
     return 'not an object';
   }
   const required = schema.required ?? [];
-  const missing = ['success', 'data', 'meta'].filter(
-    (name) => !required.includes(name) || !schema.properties?.[name],
-  );
+  const missing = ['success', 'data', 'meta'].filter((name) => !required.includes(name) || !schema.properties?.[name]);
   if (missing.length > 0) {
     return `${missing.join(', ')} not required properties`;
   }
   const success = deref(schema.properties.success);
   const constantTrue =
-    success.const === true ||
-    (Array.isArray(success.enum) && success.enum.length === 1 && success.enum[0] === true);
+    success.const === true || (Array.isArray(success.enum) && success.enum.length === 1 && success.enum[0] === true);
   if (success.type !== 'boolean' || !constantTrue) {
     return '`success` is not the constant true';
   }
   const meta = deref(schema.properties.meta);
-  if (
-    !meta ||
-    !(meta.required ?? []).includes('request_id') ||
-    !(meta.required ?? []).includes('api_version')
-  ) {
+  if (!meta || !(meta.required ?? []).includes('request_id') || !(meta.required ?? []).includes('api_version')) {
     return '`meta` does not require request_id and api_version';
   }
   return null;
