@@ -229,7 +229,27 @@ function subscriberReadCases(fixtures: Fixtures, requests: Requests): BenchCase[
       explain: 'subscribers',
       path: `/api/v1/subscribers?limit=100&starting_after=${fixtures.subscribersDeepCursor}`,
     },
+    searchCase(requests),
   ];
+}
+
+/**
+ * GET /subscribers?q= over the seeded subscribers ('Seed Subscriber <g>'), a different one per request, as a desk
+ * types a name: `Subscriber 4711` matches 4711, 47110…47119 and 471100…471199 (up to 111), ranked, a page of 20.
+ * Numbers up to 100,000, so every size of seed (--rows, --quick) holds them.
+ */
+function searchCase(requests: Requests): BenchCase {
+  return {
+    name: 'subscribers.search',
+    label: 'GET /subscribers?q= (ranked search, trigram index)',
+    target: 'app',
+    method: 'GET',
+    quick: true,
+    countQueries: true,
+    next: () => ({
+      path: `/api/v1/subscribers?limit=20&q=${encodeURIComponent(`Subscriber ${((requests.next() * 7919) % 99_000) + 1000}`)}`,
+    }),
+  };
 }
 
 /** Reads of what accumulates: events (pages, by subject), tickets, provisioning orders, a ledger. */

@@ -150,6 +150,16 @@ function readRatios(find: Find, c: number): (Ratio | null)[] {
       { op: '>=', bound: 0.75 },
       'req/s',
     ),
+    // #35: a desk's search keeps up with reads of one record (at least 0.3 of get by id).
+    ratio(
+      'search rps / get by id rps',
+      c,
+      find('subscribers.search'),
+      find('subscribers.get'),
+      rps,
+      { op: '>=', bound: 0.3 },
+      'req/s',
+    ),
     ratio(
       'subscribers deep p50 / first p50',
       c,

@@ -8,7 +8,7 @@
  *                           the app's CreateSubscriberDto and the same INSERT (the floor of the app's own stack)
  *   (b) health.live         GET /health/live of the server under test (the framework's ceiling)
  * Cases against them: subscribers.create (+ _idempotent), tickets.create, services.create, subscribers.get,
- * subscribers.list_first/_deep, events.list_first/_deep, events.by_subject, tickets.list, provisioning_orders.list,
+ * subscribers.list_first/_deep, subscribers.search, events.list_first/_deep, events.by_subject, tickets.list, provisioning_orders.list,
  * ledger.list, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one bill run over
  * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s; then
  * provisioning.run (bench/provisioning-run.ts): 10,000 activate orders (--provisioning-orders) carried out by the

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import 'reflect-metadata';
 import type { EntityManager } from 'typeorm';
 import { LedgerRepository } from '../src/billing/ledger/ledger.repository';
-import { encodeCursor, PageQueryDto } from '../src/common/pagination';
+import { encodeCursor, encodeRankCursor, PageQueryDto } from '../src/common/pagination';
 import { SqlParams } from '../src/database/sql-params';
 import { EventRecord } from '../src/events/event.entity';
 import { EventsRepository } from '../src/events/events.repository';
@@ -13,6 +13,8 @@ import { ProvisioningOrdersRepository } from '../src/provisioning/provisioning-o
 import { Subscriber } from '../src/subscribers/subscriber.entity';
 import { SubscriberStatus } from '../src/subscribers/subscriber-status';
 import { SubscribersRepository } from '../src/subscribers/subscribers.repository';
+import { SubscriberSearchRepository } from '../src/subscribers/subscriber-search.repository';
+import { pppoeUsernameSearch } from '../src/provisioning/services.repository';
 import { TicketsRepository } from '../src/tickets/tickets.repository';
 import { DELIVERIES_FAN_OUT } from '../src/webhooks/webhook-deliveries.repository';
 import { NOTIFICATIONS_FAN_OUT } from '../src/notifications/notifications.repository';
@@ -37,7 +39,14 @@ interface Recorded {
 
 /** An EntityManager as far as preparedQuery and manager.query go: it records the statement and answers one row. */
 function recordingManager(recorded: Recorded[]): EntityManager {
-  const row = { deliveries: 0, items: '[]', has_more: false, cursor_at: null, cursor_id: null };
+  const row = {
+    deliveries: 0,
+    items: '[]',
+    has_more: false,
+    cursor_at: null,
+    cursor_id: null,
+    cursor_rank: null,
+  };
   const connection = {
     driver: {
       master: {
@@ -114,6 +123,8 @@ function samples(): Record<string, Sample[]> {
   events.useFanOut(DELIVERIES_FAN_OUT);
   events.useFanOut(NOTIFICATIONS_FAN_OUT);
   const subscribers = new SubscribersRepository(events);
+  const search = new SubscriberSearchRepository();
+  search.useSource(pppoeUsernameSearch);
   const keys = new IdempotencyRepository();
   const scope = { tenantId: TENANT, tokenId: 'tok_1', key: 'key-1' };
   const cursor = encodeCursor(AT, 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB');
@@ -153,7 +164,7 @@ function samples(): Record<string, Sample[]> {
       },
       {
         title: 'SubscribersRepository.page: GET /subscribers?status=',
-        run: (m) => subscribers.page(m, TENANT, { status: SubscriberStatus.Suspended }, page()),
+        run: (m) => subscribers.page(m, TENANT, { statuses: [SubscriberStatus.Suspended] }, page()),
         numberedName: true,
       },
       {
@@ -168,12 +179,17 @@ function samples(): Record<string, Sample[]> {
       },
       {
         title:
-          'SubscribersRepository.page: GET /subscribers?status=&created_gte=&created_lt=&starting_after= (every filter)',
+          'SubscribersRepository.page: GET /subscribers?status=a,b&external_id=&email=&phone=&created_gte=&created_lt=&starting_after= (every filter)',
         run: (m) =>
           subscribers.page(
             m,
             TENANT,
-            { status: SubscriberStatus.Active, externalId: 'crm-1', emailNormalized: 'ada@example.com' },
+            {
+              statuses: [SubscriberStatus.Active, SubscriberStatus.Suspended],
+              externalId: 'crm-1',
+              emailNormalized: 'ada@example.com',
+              phone: '+14155550123',
+            },
             page({
               created_gte: '2026-01-01T00:00:00.000Z',
               created_lt: '2026-02-01T00:00:00.000Z',
@@ -206,7 +222,12 @@ function samples(): Record<string, Sample[]> {
       {
         title: 'EventsRepository.page: GET /events?type=subscriber.*&subject_id=',
         run: (m) =>
-          events.page(m, TENANT, Object.assign(page(), { type: 'subscriber.*', subject_id: 'sub_1' })),
+          events.page(m, TENANT, Object.assign(page(), { type: ['subscriber.*'], subject_id: 'sub_1' })),
+        numberedName: true,
+      },
+      {
+        title: 'EventsRepository.page: GET /events?type=subscriber.*,invoice.paid',
+        run: (m) => events.page(m, TENANT, Object.assign(page(), { type: ['subscriber.*', 'invoice.paid'] })),
         numberedName: true,
       },
     ],
@@ -221,6 +242,25 @@ function samples(): Record<string, Sample[]> {
         title: 'LedgerRepository.page: GET /subscribers/{id}/ledger',
         run: (m) => new LedgerRepository().page(m, TENANT, 'sub_1', page()),
         numberedName: true,
+      },
+    ],
+    'subscriber-search.repository': [
+      {
+        title:
+          'SubscriberSearchRepository.page: GET /subscribers?q= (with the PPPoE usernames provisioning hands in)',
+        run: (m) => search.page(m, TENANT, { text: 'ada', e164: null, phoneDigits: null }, {}, page()),
+      },
+      {
+        title:
+          'SubscriberSearchRepository.page: GET /subscribers?q=+1 415 555 0123&status=a,b&starting_after=',
+        run: (m) =>
+          search.page(
+            m,
+            TENANT,
+            { text: '+1 415 555 0123', e164: '+14155550123', phoneDigits: '14155550123' },
+            { statuses: [SubscriberStatus.Active, SubscriberStatus.Suspended] },
+            page({ starting_after: encodeRankCursor(10_950, 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB') }),
+          ),
       },
     ],
     'tickets.repository': [

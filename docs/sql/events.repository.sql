@@ -23,3 +23,9 @@ SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= $1::int), '[]
 SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= $1::int), '[]')::text AS items, count(*) > $1::int AS has_more, max(p.cursor_at) FILTER (WHERE p.n = $1::int) AS cursor_at, max(p.cursor_id) FILTER (WHERE p.n = $1::int) AS cursor_id FROM (SELECT json_build_object(
     'id', e.id, 'type', e.type, 'subject_id', e.subject_id, 'data', e.data,
     'request_id', e.request_id, 'actor', e.actor, 'created_at', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS item, row_number() OVER (ORDER BY e.created_at DESC, e.id DESC) AS n, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cursor_at, e.id AS cursor_id FROM events e WHERE e.tenant_id = $2 AND e.type LIKE $3 ESCAPE '\' AND e.subject_id = $4 ORDER BY e.created_at DESC, e.id DESC LIMIT $1::int + 1) p;
+
+-- EventsRepository.page: GET /events?type=subscriber.*,invoice.paid
+-- not prepared: planned for its values on each call; 4 parameter(s)
+SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= $1::int), '[]')::text AS items, count(*) > $1::int AS has_more, max(p.cursor_at) FILTER (WHERE p.n = $1::int) AS cursor_at, max(p.cursor_id) FILTER (WHERE p.n = $1::int) AS cursor_id FROM (SELECT json_build_object(
+    'id', e.id, 'type', e.type, 'subject_id', e.subject_id, 'data', e.data,
+    'request_id', e.request_id, 'actor', e.actor, 'created_at', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS item, row_number() OVER (ORDER BY e.created_at DESC, e.id DESC) AS n, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cursor_at, e.id AS cursor_id FROM events e WHERE e.tenant_id = $2 AND (e.type LIKE $3 ESCAPE '\' OR e.type = $4) ORDER BY e.created_at DESC, e.id DESC LIMIT $1::int + 1) p;

@@ -38,7 +38,7 @@ SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= $1::int), '[]
     'billing_profile_id', s.billing_profile_id, 'created_at', to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'email', s.email, 'phone', s.phone, 'suspension_reason', s.suspension_reason, 'address', s.address,
     'metadata', s.metadata, 'updated_at', to_char(s.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'tax_exempt', s.tax_exempt, 'tax_exempt_reason', s.tax_exempt_reason, 'tax_id', s.tax_id) AS item, row_number() OVER (ORDER BY s.created_at DESC, s.id DESC) AS n, to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cursor_at, s.id AS cursor_id FROM subscribers s WHERE s.tenant_id = $2 AND s.status = $3 ORDER BY s.created_at DESC, s.id DESC LIMIT $1::int + 1) p;
+    'tax_exempt', s.tax_exempt, 'tax_exempt_reason', s.tax_exempt_reason, 'tax_id', s.tax_id) AS item, row_number() OVER (ORDER BY s.created_at DESC, s.id DESC) AS n, to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cursor_at, s.id AS cursor_id FROM subscribers s WHERE s.tenant_id = $2 AND s.status IN ($3) ORDER BY s.created_at DESC, s.id DESC LIMIT $1::int + 1) p;
 
 -- SubscribersRepository.page: GET /subscribers?external_id=
 -- not prepared: planned for its values on each call; 3 parameter(s)
@@ -58,11 +58,11 @@ SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= $1::int), '[]
     'metadata', s.metadata, 'updated_at', to_char(s.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'tax_exempt', s.tax_exempt, 'tax_exempt_reason', s.tax_exempt_reason, 'tax_id', s.tax_id) AS item, row_number() OVER (ORDER BY s.created_at DESC, s.id DESC) AS n, to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cursor_at, s.id AS cursor_id FROM subscribers s WHERE s.tenant_id = $2 AND s.email_normalized = $3 ORDER BY s.created_at DESC, s.id DESC LIMIT $1::int + 1) p;
 
--- SubscribersRepository.page: GET /subscribers?status=&created_gte=&created_lt=&starting_after= (every filter)
--- not prepared: planned for its values on each call; 9 parameter(s)
+-- SubscribersRepository.page: GET /subscribers?status=a,b&external_id=&email=&phone=&created_gte=&created_lt=&starting_after= (every filter)
+-- not prepared: planned for its values on each call; 11 parameter(s)
 SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= $1::int), '[]')::text AS items, count(*) > $1::int AS has_more, max(p.cursor_at) FILTER (WHERE p.n = $1::int) AS cursor_at, max(p.cursor_id) FILTER (WHERE p.n = $1::int) AS cursor_id FROM (SELECT json_build_object(
     'id', s.id, 'external_id', s.external_id, 'full_name', s.full_name, 'status', s.status,
     'billing_profile_id', s.billing_profile_id, 'created_at', to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'email', s.email, 'phone', s.phone, 'suspension_reason', s.suspension_reason, 'address', s.address,
     'metadata', s.metadata, 'updated_at', to_char(s.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'tax_exempt', s.tax_exempt, 'tax_exempt_reason', s.tax_exempt_reason, 'tax_id', s.tax_id) AS item, row_number() OVER (ORDER BY s.created_at DESC, s.id DESC) AS n, to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cursor_at, s.id AS cursor_id FROM subscribers s WHERE s.tenant_id = $2 AND s.status = $3 AND s.external_id = $4 AND s.email_normalized = $5 AND s.created_at >= $6 AND s.created_at < $7 AND (s.created_at, s.id) < ($8, $9) ORDER BY s.created_at DESC, s.id DESC LIMIT $1::int + 1) p;
+    'tax_exempt', s.tax_exempt, 'tax_exempt_reason', s.tax_exempt_reason, 'tax_id', s.tax_id) AS item, row_number() OVER (ORDER BY s.created_at DESC, s.id DESC) AS n, to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cursor_at, s.id AS cursor_id FROM subscribers s WHERE s.tenant_id = $2 AND s.status IN ($3, $4) AND s.external_id = $5 AND s.email_normalized = $6 AND s.phone = $7 AND s.created_at >= $8 AND s.created_at < $9 AND (s.created_at, s.id) < ($10, $11) ORDER BY s.created_at DESC, s.id DESC LIMIT $1::int + 1) p;

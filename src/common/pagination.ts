@@ -118,3 +118,40 @@ export async function paginate<T extends ObjectLiteral & { createdAt: Date; id: 
     next_cursor: hasMore && last ? encodeCursor(last.createdAt, last.id) : null,
   });
 }
+
+/** Where a ranked search page ends: the last item's rank and id (docs/decisions.md, "Search"). */
+export interface RankCursor {
+  rank: number;
+  id: string;
+}
+
+/** A search's cursor: `[rank, id]`, a number first, so it is never taken for a list's `[created_at, id]`. */
+export function encodeRankCursor(rank: number, id: string): string {
+  return Buffer.from(JSON.stringify([rank, id])).toString('base64url');
+}
+
+export function decodeRankCursor(raw: string): RankCursor {
+  const invalid = new ApiError(
+    'invalid_cursor',
+    'starting_after is not a cursor this API issued for a search (q): a search pages with its own cursors.',
+    'starting_after',
+  );
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid;
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    !Number.isSafeInteger(parsed[0]) ||
+    (parsed[0] as number) < 0 ||
+    (parsed[0] as number) > 2_000_000_000 ||
+    typeof parsed[1] !== 'string' ||
+    !CURSOR_ID.test(parsed[1])
+  ) {
+    throw invalid;
+  }
+  return { rank: parsed[0] as number, id: parsed[1] };
+}

@@ -23,6 +23,14 @@ export interface Condition {
   indexed?: boolean;
 }
 
+/**
+ * `column` is one of `values` (a filter given as a comma list): `IN (…)`, which Postgres reads as `=` for one value, so
+ * a one-value filter keeps the plan of an equality on the list's index.
+ */
+export function oneOf(column: string, values: readonly unknown[]): Condition {
+  return { sql: `${column} IN (${values.map(() => '?').join(', ')})`, values: [...values] };
+}
+
 /** A list rendered by Postgres: its table under an alias, and the SQL of one item's JSON. */
 export interface RenderedList {
   /** Names its prepared statements. */
@@ -34,6 +42,16 @@ export interface RenderedList {
    * isoTimestampSql).
    */
   item: string;
+}
+
+/** `conditions` joined by AND, each `?` the placeholder of its next value, added to `params`. */
+export function conditionsSql(params: SqlParams, conditions: Condition[]): string {
+  return conditions
+    .map((condition) => {
+      const values = condition.values[Symbol.iterator]();
+      return condition.sql.replace(/\?/g, () => params.add(values.next().value));
+    })
+    .join(' AND ');
 }
 
 /** Prepared statements by text: one name per distinct set of conditions a list was asked with. */
@@ -78,12 +96,7 @@ export async function renderedPage(
   }
   const params = new SqlParams();
   const limit = params.add(query.limit, 'int');
-  const where = all
-    .map((condition) => {
-      const values = condition.values[Symbol.iterator]();
-      return condition.sql.replace(/\?/g, () => params.add(values.next().value));
-    })
-    .join(' AND ');
+  const where = conditionsSql(params, all);
   const order = `${a}.created_at DESC, ${a}.id DESC`;
   const text =
     `SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= ${limit}), '[]')::text AS items, ` +

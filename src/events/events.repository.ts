@@ -98,6 +98,16 @@ const EVENT_LIST: RenderedList = {
     'request_id', e.request_id, 'actor', e.actor, 'created_at', ${isoTimestampSql('e.created_at')})`,
 };
 
+/** `type=`: one exact type, or a prefix ending in `.*`. */
+function typeCondition(type: string): Condition {
+  if (!type.endsWith('.*')) {
+    return { sql: 'e.type = ?', values: [type] };
+  }
+  // `_` is a LIKE wildcard and a legal type character: escape it so the prefix matches literally.
+  const prefix = type.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`);
+  return { sql: `e.type LIKE ? ESCAPE '\\'`, values: [`${prefix}%`] };
+}
+
 /** The event log: its append statements (with and without the fan-out), its list and its reads. */
 @Injectable()
 export class EventsRepository {
@@ -199,12 +209,16 @@ export class EventsRepository {
   /** A page of the tenant's events, newest first, each rendered by Postgres as EventResponseDto. */
   page(manager: EntityManager, tenantId: string, query: ListEventsQueryDto): Promise<RenderedPage> {
     const conditions: Condition[] = [{ sql: 'e.tenant_id = ?', values: [tenantId], indexed: true }];
-    if (query.type?.endsWith('.*')) {
-      // `_` is a LIKE wildcard and a legal type character: escape it so the prefix matches literally.
-      const prefix = query.type.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`);
-      conditions.push({ sql: `e.type LIKE ? ESCAPE '\\'`, values: [`${prefix}%`] });
-    } else if (query.type) {
-      conditions.push({ sql: 'e.type = ?', values: [query.type] });
+    if (query.type) {
+      const types = query.type.map((type) => typeCondition(type));
+      conditions.push(
+        types.length === 1
+          ? types[0]
+          : {
+              sql: `(${types.map((type) => type.sql).join(' OR ')})`,
+              values: types.flatMap((type) => type.values),
+            },
+      );
     }
     if (query.subject_id) {
       conditions.push({ sql: 'e.subject_id = ?', values: [query.subject_id], indexed: true });

@@ -117,8 +117,8 @@ export interface NotificationOutcome {
 /** The filters of GET /notifications. */
 export interface NotificationFilter {
   subscriberId?: string;
-  kind?: string;
-  status?: string;
+  kinds?: string[];
+  statuses?: string[];
 }
 
 /** The notifications (the outbox rows of mail) and their attempts. */
@@ -227,11 +227,11 @@ export class NotificationsRepository {
     if (filter.subscriberId) {
       qb.andWhere('notification.subscriberId = :subscriberId', { subscriberId: filter.subscriberId });
     }
-    if (filter.kind) {
-      qb.andWhere('notification.kind = :kind', { kind: filter.kind });
+    if (filter.kinds) {
+      qb.andWhere('notification.kind IN (:...kinds)', { kinds: filter.kinds });
     }
-    if (filter.status) {
-      qb.andWhere('notification.status = :status', { status: filter.status });
+    if (filter.statuses) {
+      qb.andWhere('notification.status IN (:...statuses)', { statuses: filter.statuses });
     }
     return paginate(qb, query);
   }

@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
 import type { RenderedPage } from '../common/envelope/envelope';
 import { type PageQueryDto } from '../common/pagination';
-import { type Condition, isoTimestampSql, type RenderedList, renderedPage } from '../database/rendered-page';
+import {
+  type Condition,
+  isoTimestampSql,
+  oneOf,
+  type RenderedList,
+  renderedPage,
+} from '../database/rendered-page';
 import { lockForUpdate } from '../database/lock-for-update';
 import { ProvisioningOrder } from './provisioning.entity';
 import { OPEN_ORDER_STATUSES, type OrderAction, type OrderStatus } from './service-status';
@@ -10,8 +16,8 @@ import { OPEN_ORDER_STATUSES, type OrderAction, type OrderStatus } from './servi
 export interface OrderFilter {
   serviceId?: string;
   subscriberId?: string;
-  status?: OrderStatus;
-  action?: OrderAction;
+  statuses?: OrderStatus[];
+  actions?: OrderAction[];
 }
 
 /**
@@ -203,11 +209,11 @@ export class ProvisioningOrdersRepository {
     if (filter.subscriberId !== undefined) {
       conditions.push({ sql: 'o.subscriber_id = ?', values: [filter.subscriberId] });
     }
-    if (filter.status !== undefined) {
-      conditions.push({ sql: 'o.status = ?', values: [filter.status] });
+    if (filter.statuses !== undefined) {
+      conditions.push(oneOf('o.status', filter.statuses));
     }
-    if (filter.action !== undefined) {
-      conditions.push({ sql: 'o.action = ?', values: [filter.action] });
+    if (filter.actions !== undefined) {
+      conditions.push(oneOf('o.action', filter.actions));
     }
     return renderedPage(manager, ORDER_LIST, conditions, query);
   }

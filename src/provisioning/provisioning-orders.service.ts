@@ -102,8 +102,8 @@ export class ProvisioningOrdersService {
     const filter = {
       serviceId: query.service_id,
       subscriberId: query.subscriber_id,
-      status: query.status,
-      action: query.action,
+      statuses: query.status,
+      actions: query.action,
     };
     return this.orders.page(this.dataSource.manager, tenantId, filter, query);
   }

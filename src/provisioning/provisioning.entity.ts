@@ -62,6 +62,8 @@ export class ServicePlan {
 @Index('ix_services_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
 @Index('ix_services_tenant_plan_created', ['tenantId', 'planId', 'createdAt', 'id'])
 @Index('ix_services_tenant_username', ['tenantId', 'pppoeUsername'])
+// GET /subscribers?q= by a PPPoE username (trigram GIN over lower(pppoe_username)): in its migration only.
+@Index('ix_services_pppoe_username_trgm', { synchronize: false })
 @Index('uq_services_tenant_id', ['tenantId', 'id'], { unique: true })
 // A login and an address belong to one live service of the tenant; a terminated service frees them.
 @Index('uq_services_pppoe_username', ['tenantId', 'pppoeUsername'], {

@@ -1,10 +1,10 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EventsModule } from '../events';
 import { TenancyModule } from '../gateway';
-import { SubscribersModule } from '../subscribers';
+import { SubscribersModule, SubscribersService } from '../subscribers';
 import { NETWORK_DRIVER, NoNetworkDriver, type NetworkDriver } from './network/network-driver';
 import { RadiusSqlDriver } from './network/radius-sql.driver';
 import { NasController } from './nas.controller';
@@ -21,7 +21,7 @@ import { ServicePlansController } from './service-plans.controller';
 import { ServicePlansRepository } from './service-plans.repository';
 import { ServicePlansService } from './service-plans.service';
 import { ServicesController } from './services.controller';
-import { ServicesRepository } from './services.repository';
+import { pppoeUsernameSearch, ServicesRepository } from './services.repository';
 import { ServiceLifecycle } from './service-lifecycle';
 import { ServicesService } from './services.service';
 
@@ -83,4 +83,11 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     ProvisioningOrdersRepository,
   ],
 })
-export class ProvisioningModule {}
+export class ProvisioningModule implements OnModuleInit {
+  constructor(private readonly subscribers: SubscribersService) {}
+
+  /** Subscribers' search finds a subscriber by the PPPoE username of a service (provisioning's table). */
+  onModuleInit(): void {
+    this.subscribers.useSearchSource(pppoeUsernameSearch);
+  }
+}

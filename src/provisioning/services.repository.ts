@@ -5,10 +5,11 @@ import { paginate, type PageQueryDto } from '../common/pagination';
 import { lockForUpdate } from '../database/lock-for-update';
 import { Service } from './provisioning.entity';
 import type { ServiceStatus } from './service-status';
+import type { SearchPlaceholders } from '../subscribers';
 
 export interface ServiceFilter {
   subscriberId?: string;
-  status?: ServiceStatus;
+  statuses?: ServiceStatus[];
   planId?: string;
   pppoeUsername?: string;
 }
@@ -22,6 +23,19 @@ export interface ServiceFilter {
  */
 export function servicesTable(alias: string): string {
   return `services ${alias}`;
+}
+
+/**
+ * Subscribers' search (`GET /subscribers?q=`) by PPPoE username, in subscribers' statement (SubscriberSearchSource,
+ * handed in by ProvisioningModule): the subscriber of each of the tenant's live services whose username contains the
+ * text, and whether it is the username exactly. Served by ix_services_pppoe_username_trgm. A terminated service's
+ * login is freed (another service may take it), so it finds no one.
+ */
+export function pppoeUsernameSearch({ tenant, pattern, exact }: SearchPlaceholders): string {
+  return (
+    `SELECT v.subscriber_id AS id, lower(v.pppoe_username) = ${exact} AS exact FROM services v ` +
+    `WHERE v.tenant_id = ${tenant} AND lower(v.pppoe_username) LIKE ${pattern} AND v.status <> 'terminated'`
+  );
 }
 
 /** The only place the services table is read and written (and servicesTable the way others' statements join it). */
@@ -118,8 +132,8 @@ export class ServicesRepository {
     if (filter.subscriberId !== undefined) {
       qb.andWhere('service.subscriberId = :subscriberId', { subscriberId: filter.subscriberId });
     }
-    if (filter.status !== undefined) {
-      qb.andWhere('service.status = :status', { status: filter.status });
+    if (filter.statuses !== undefined) {
+      qb.andWhere('service.status IN (:...statuses)', { statuses: filter.statuses });
     }
     if (filter.planId !== undefined) {
       qb.andWhere('service.planId = :planId', { planId: filter.planId });

@@ -327,7 +327,7 @@ export class ServicesService {
   private filterOf(query: ListServicesQueryDto) {
     return {
       subscriberId: query.subscriber_id,
-      status: query.status,
+      statuses: query.status,
       planId: query.plan_id,
       pppoeUsername: query.pppoe_username,
     };

@@ -16,6 +16,7 @@ export { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
 export { CreatedSubscriberDto, SubscriberDto } from './dto/subscriber-response.dto';
 export { SubscribersService } from './subscribers.service';
 export { subscribersTable } from './subscribers.repository';
+export type { SearchPlaceholders, SubscriberSearchSource } from './subscriber-search.repository';
 export { SUBSCRIBER_FOLLOWS_SERVICE } from './subscriber-rules';
 export type { OutstandingBalancePolicy } from './subscriber-rules';
 export { SubscribersModule } from './subscribers.module';

@@ -15,6 +15,11 @@ export interface PostalAddress {
 @Index('ix_subscribers_tenant_status_created', ['tenantId', 'status', 'createdAt', 'id'])
 // GET /subscribers?email= compares email_normalized (lower(email)), which the partial unique index cannot serve.
 @Index('ix_subscribers_tenant_email_created', ['tenantId', 'emailNormalized', 'createdAt', 'id'])
+// GET /subscribers?phone= (the stored phone is E.164, as the filter's value is made).
+@Index('ix_subscribers_tenant_phone_created', ['tenantId', 'phone', 'createdAt', 'id'])
+// q= (trigram GIN over the search text, src/subscribers/subscriber-search.ts): an operator class TypeORM cannot
+// declare, so it lives in its migration only.
+@Index('ix_subscribers_search_trgm', { synchronize: false })
 // The key of other domains' composite foreign keys (tickets): a reference holds to the tenant's own subscribers.
 @Index('uq_subscribers_tenant_id', ['tenantId', 'id'], { unique: true })
 @Index('uq_subscribers_external_id', ['tenantId', 'externalId'], { unique: true })

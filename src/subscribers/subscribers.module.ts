@@ -3,11 +3,12 @@ import { EventsModule } from '../events';
 import { SubscribersController } from './subscribers.controller';
 import { SubscribersRepository } from './subscribers.repository';
 import { SubscribersService } from './subscribers.service';
+import { SubscriberSearchRepository } from './subscriber-search.repository';
 
 @Module({
   imports: [EventsModule],
   controllers: [SubscribersController],
-  providers: [SubscribersService, SubscribersRepository],
+  providers: [SubscribersService, SubscribersRepository, SubscriberSearchRepository],
   exports: [SubscribersService],
 })
 export class SubscribersModule {}

@@ -3,7 +3,13 @@ import { EntityManager } from 'typeorm';
 import type { RenderedPage } from '../common/envelope/envelope';
 import type { ClaimInStatement } from '../common/request-context';
 import { type PageQueryDto } from '../common/pagination';
-import { type Condition, isoTimestampSql, type RenderedList, renderedPage } from '../database/rendered-page';
+import {
+  type Condition,
+  isoTimestampSql,
+  oneOf,
+  type RenderedList,
+  renderedPage,
+} from '../database/rendered-page';
 import { entityColumns } from '../database/entity-columns';
 import { lockForUpdate } from '../database/lock-for-update';
 import { preparedQuery, type PreparedStatement } from '../database/prepared-query';
@@ -58,7 +64,7 @@ function fromRow(row: SubscriberRow): Subscriber {
  * The list, each item SubscriberDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts
  * holds the two to the same answer).
  */
-const SUBSCRIBER_LIST: RenderedList = {
+export const SUBSCRIBER_LIST: RenderedList = {
   name: 'subscribers_page',
   table: 'subscribers',
   alias: 's',
@@ -75,11 +81,12 @@ export function subscriberParams(subscriber: Subscriber): unknown[] {
   return COLUMNS.map(({ property }) => subscriber[property]);
 }
 
-/** Filters of the list; email is compared normalized (lower case). */
+/** Filters of the list; email is compared normalized (lower case), phone in E.164. */
 export interface SubscriberFilter {
-  status?: SubscriberStatus;
+  statuses?: SubscriberStatus[];
   externalId?: string;
   emailNormalized?: string | null;
+  phone?: string;
 }
 
 /**
@@ -169,14 +176,17 @@ export class SubscribersRepository {
     query: PageQueryDto,
   ): Promise<RenderedPage> {
     const conditions: Condition[] = [{ sql: 's.tenant_id = ?', values: [tenantId], indexed: true }];
-    if (filter.status) {
-      conditions.push({ sql: 's.status = ?', values: [filter.status] });
+    if (filter.statuses) {
+      conditions.push(oneOf('s.status', filter.statuses));
     }
     if (filter.externalId) {
       conditions.push({ sql: 's.external_id = ?', values: [filter.externalId] });
     }
     if (filter.emailNormalized) {
       conditions.push({ sql: 's.email_normalized = ?', values: [filter.emailNormalized] });
+    }
+    if (filter.phone) {
+      conditions.push({ sql: 's.phone = ?', values: [filter.phone] });
     }
     return renderedPage(manager, SUBSCRIBER_LIST, conditions, query);
   }

@@ -24,6 +24,8 @@ import { Subscriber } from './subscriber.entity';
 import { assertTaxExemption, newSubscriber, normalizeEmail, writeError } from './subscriber-records';
 import { type OutstandingBalancePolicy, SUBSCRIBER_FOLLOWS_SERVICE } from './subscriber-rules';
 import { SubscribersRepository } from './subscribers.repository';
+import { SubscriberSearchRepository, type SubscriberSearchSource } from './subscriber-search.repository';
+import { phoneDigits, toE164 } from './phone';
 
 @Injectable()
 export class SubscribersService {
@@ -34,6 +36,7 @@ export class SubscribersService {
     private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly subscribers: SubscribersRepository,
+    private readonly search: SubscriberSearchRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -238,13 +241,24 @@ export class SubscribersService {
     return subscriber;
   }
 
+  /** The list, newest first; with `q`, the search, best match first (docs/decisions.md, "Search"). */
   list(tenantId: string, query: ListSubscribersQueryDto): Promise<RenderedPage> {
     const filter = {
-      status: query.status,
+      statuses: query.status,
       externalId: query.external_id,
       emailNormalized: normalizeEmail(query.email),
+      phone: query.phone === undefined ? undefined : (toE164(query.phone) ?? undefined),
     };
-    return this.subscribers.page(this.dataSource.manager, tenantId, filter, query);
+    if (query.q === undefined) {
+      return this.subscribers.page(this.dataSource.manager, tenantId, filter, query);
+    }
+    const search = { text: query.q, e164: toE164(query.q), phoneDigits: phoneDigits(query.q) };
+    return this.search.page(this.dataSource.manager, tenantId, search, filter, query);
+  }
+
+  /** Registers another module's rows that find subscribers by `q` (provisioning: its services' PPPoE usernames). */
+  useSearchSource(source: SubscriberSearchSource): void {
+    this.search.useSource(source);
   }
 
   /** Applies a PATCH to the entity and returns the names of the fields that really changed. */

@@ -2,7 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { RenderedPage } from '../common/envelope/envelope';
 import { type PageQueryDto } from '../common/pagination';
-import { type Condition, isoTimestampSql, type RenderedList, renderedPage } from '../database/rendered-page';
+import {
+  type Condition,
+  conditionsSql,
+  isoTimestampSql,
+  type RenderedList,
+  renderedPage,
+} from '../database/rendered-page';
+import { rankedPage, type RankedSearch } from '../database/ranked-page';
+import { SqlParams } from '../database/sql-params';
 import { lockForUpdate } from '../database/lock-for-update';
 import { SLA_STOPPED_STATUSES, TicketPriority, TicketStatus, TicketType } from './ticket-status';
 import { Ticket, TicketStatusChange } from './ticket.entity';
@@ -42,6 +50,21 @@ const TICKET_LIST: RenderedList = {
 
 /** `%`, `_` and the escape character itself, taken literally by LIKE. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
+
+/**
+ * The tickets matching `conditions` (the search's among them), ranked for `text` (already lower-cased): 1000 ×
+ * word_similarity with the subject plus 100 × with the description (docs/decisions.md, "Search").
+ */
+function rankedTickets(tenantId: string, text: string, conditions: Condition[]): RankedSearch {
+  const params = new SqlParams();
+  const q = params.add(text, 'text');
+  const where = conditionsSql(params, conditions);
+  const ranked =
+    `SELECT t.id, (round(1000 * word_similarity(${q}, lower(t.subject))) ` +
+    `+ round(100 * word_similarity(${q}, coalesce(lower(t.description), ''))))::int AS rank ` +
+    `FROM tickets t WHERE ${where}`;
+  return { ranked, params, tenantId };
+}
 
 /** The only place the tickets, ticket_status_changes and ticket_counters tables are read and written. */
 @Injectable()
@@ -121,14 +144,23 @@ export class TicketsRepository {
     if (filter.overdue !== undefined) {
       conditions.push({ sql: filter.overdue ? OVERDUE : `NOT ${OVERDUE}`, values: [] });
     }
-    if (filter.text !== undefined) {
-      // lower(...) LIKE, which the trigram indexes on lower(subject) and lower(description) serve.
-      const text = `%${likeLiteral(filter.text)}%`;
-      conditions.push({
-        sql: '(lower(t.subject) LIKE ? OR lower(t.description) LIKE ?)',
-        values: [text, text],
-      });
+    if (filter.text === undefined) {
+      return renderedPage(manager, TICKET_LIST, conditions, query);
     }
-    return renderedPage(manager, TICKET_LIST, conditions, query);
+    // lower(...) LIKE, which the trigram indexes on lower(subject) and lower(description) serve.
+    const pattern = `%${likeLiteral(filter.text)}%`;
+    conditions.push({
+      sql: '(lower(t.subject) LIKE ? OR lower(t.description) LIKE ?)',
+      values: [pattern, pattern],
+    });
+    for (const [column, value] of [
+      ['t.created_at >= ?', query.created_gte],
+      ['t.created_at < ?', query.created_lt],
+    ] as const) {
+      if (value) {
+        conditions.push({ sql: column, values: [new Date(value)] });
+      }
+    }
+    return rankedPage(manager, TICKET_LIST, rankedTickets(tenantId, filter.text, conditions), query);
   }
 }

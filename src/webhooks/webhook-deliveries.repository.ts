@@ -172,7 +172,7 @@ export class WebhookDeliveriesRepository {
   page(
     manager: EntityManager,
     tenantId: string,
-    filter: { webhookId: string; status?: DeliveryStatus },
+    filter: { webhookId: string; statuses?: DeliveryStatus[] },
     query: PageQueryDto,
   ): Promise<Page<WebhookDelivery>> {
     const qb = manager
@@ -182,8 +182,8 @@ export class WebhookDeliveriesRepository {
         tenantId,
         webhookId: filter.webhookId,
       });
-    if (filter.status) {
-      qb.andWhere('delivery.status = :status', { status: filter.status });
+    if (filter.statuses) {
+      qb.andWhere('delivery.status IN (:...statuses)', { statuses: filter.statuses });
     }
     return paginate(qb, query);
   }

@@ -217,7 +217,7 @@ export class WebhooksService implements OnModuleInit {
   /** The deliveries of a subscription, newest first, with their status (`cancelled` ones included). */
   async deliveries(tenantId: string, query: ListDeliveriesQueryDto): Promise<Page<WebhookDelivery>> {
     await this.getById(tenantId, query.webhook_id);
-    const filter = { webhookId: query.webhook_id, status: query.status };
+    const filter = { webhookId: query.webhook_id, statuses: query.status };
     return this.webhookDeliveries.page(this.dataSource.manager, tenantId, filter, query);
   }
 

@@ -58,18 +58,18 @@ export class ChargesRepository {
     manager: EntityManager,
     tenantId: string,
     subscriberId: string,
-    status: ChargeStatus,
+    statuses: ChargeStatus[],
     query: PageQueryDto,
   ): Promise<Page<Charge>> {
     const qb = manager
       .getRepository(Charge)
       .createQueryBuilder('charge')
       .where(
-        'charge.tenantId = :tenantId AND charge.subscriberId = :subscriberId AND charge.status = :status',
+        'charge.tenantId = :tenantId AND charge.subscriberId = :subscriberId AND charge.status IN (:...statuses)',
         {
           tenantId,
           subscriberId,
-          status,
+          statuses,
         },
       );
     return paginate(qb, query);

@@ -152,7 +152,7 @@ export class ChargesService {
       this.dataSource.manager,
       auth.tenantId,
       subscriberId,
-      query.status ?? ChargeStatus.Pending,
+      query.status ?? [ChargeStatus.Pending],
       query,
     );
   }

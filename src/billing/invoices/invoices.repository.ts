@@ -94,7 +94,7 @@ export class InvoicesRepository {
       qb.andWhere('invoice.subscriberId = :subscriberId', { subscriberId: query.subscriber_id });
     }
     if (query.status) {
-      qb.andWhere('invoice.status = :status', { status: query.status });
+      qb.andWhere('invoice.status IN (:...statuses)', { statuses: query.status });
     }
     if (query.overdue) {
       const overdue = `(invoice.status IN (:...payable) AND invoice.dueDate < (now() AT TIME ZONE 'UTC')::date)`;

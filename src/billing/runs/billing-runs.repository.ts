@@ -52,15 +52,15 @@ export class BillingRunsRepository {
   page(
     manager: EntityManager,
     tenantId: string,
-    status: BillingRunStatus | undefined,
+    statuses: BillingRunStatus[] | undefined,
     query: PageQueryDto,
   ): Promise<Page<BillingRun>> {
     const qb = manager
       .getRepository(BillingRun)
       .createQueryBuilder('run')
       .where('run.tenantId = :tenantId', { tenantId });
-    if (status) {
-      qb.andWhere('run.status = :status', { status });
+    if (statuses) {
+      qb.andWhere('run.status IN (:...statuses)', { statuses });
     }
     return paginate(qb, query);
   }

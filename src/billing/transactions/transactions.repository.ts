@@ -73,10 +73,10 @@ export class TransactionsRepository {
       qb.andWhere('txn.subscriberId = :subscriberId', { subscriberId: query.subscriber_id });
     }
     if (query.kind) {
-      qb.andWhere('txn.kind = :kind', { kind: query.kind });
+      qb.andWhere('txn.kind IN (:...kinds)', { kinds: query.kind });
     }
     if (query.source) {
-      qb.andWhere('txn.source = :source', { source: query.source });
+      qb.andWhere('txn.source IN (:...sources)', { sources: query.source });
     }
     if (query.external_id) {
       qb.andWhere('txn.externalId = :externalId', { externalId: query.external_id });

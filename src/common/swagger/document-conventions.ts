@@ -34,7 +34,14 @@ function singular(segment: string): string {
 export function describeParameters(document: OpenAPIObject): OpenAPIObject {
   for (const [path, operation] of operations(document)) {
     for (const parameter of operation.parameters ?? []) {
-      if (parameter.description || typeof parameter.name !== 'string') {
+      if (typeof parameter.name !== 'string') {
+        continue;
+      }
+      // A list filter that takes several values takes them comma-separated (common/validation/comma-list.ts).
+      if (parameter.in === 'query' && (parameter.schema as Schema | undefined)?.type === 'array') {
+        Object.assign(parameter, { style: 'form', explode: false });
+      }
+      if (parameter.description) {
         continue;
       }
       const segments = path.split('/');

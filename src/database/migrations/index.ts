@@ -24,6 +24,7 @@ import { InvoiceTaxesNumbers1796300000200 } from './1796300000200-InvoiceTaxesNu
 import { CreditNotes1796300000300 } from './1796300000300-CreditNotes';
 import { TenantMailSettings1796400000000 } from './1796400000000-TenantMailSettings';
 import { Notifications1796500000000 } from './1796500000000-Notifications';
+import { SubscriberSearch1796600000000 } from './1796600000000-SubscriberSearch';
 import { ReportIndexes1796630000000 } from './1796630000000-ReportIndexes';
 
 /** Every migration, in order. A new migration file is added here too. */
@@ -54,5 +55,6 @@ export const MIGRATIONS = [
   CreditNotes1796300000300,
   TenantMailSettings1796400000000,
   Notifications1796500000000,
+  SubscriberSearch1796600000000,
   ReportIndexes1796630000000,
 ];

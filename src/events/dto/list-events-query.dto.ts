@@ -1,18 +1,23 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsString, MaxLength } from 'class-validator';
+import { CommaList, IsEachMatching } from '../../common/validation/comma-list';
 import { PageQueryDto } from '../../common/pagination';
 import { Trim } from '../../common/validation/text';
 import { Optional } from '../../common/validation/optional';
 
 export class ListEventsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ description: 'An exact type, or a prefix ending in `.*`.', example: 'subscriber.*' })
-  @Optional()
-  @IsString()
-  @MaxLength(100)
-  @Matches(/^[a-z_]+(\.[a-z_]+)*(\.\*)?$/, {
-    message: 'type must be a dotted event type or a prefix ending in .*',
+  @ApiPropertyOptional({
+    isArray: true,
+    type: String,
+    description:
+      'An exact type, or a prefix ending in `.*`; or several, comma-separated (events of any of them).',
+    example: ['subscriber.*', 'invoice.paid'],
   })
-  type?: string;
+  @Optional()
+  @CommaList()
+  @ArrayMaxSize(20)
+  @IsEachMatching(/^[a-z_]+(\.[a-z_]+)*(\.\*)?$/, 'a dotted event type or a prefix ending in .*')
+  type?: string[];
 
   @ApiPropertyOptional({
     description: 'Only events about this record.',

@@ -18,7 +18,7 @@ export class NotificationsService {
     const page = await this.notifications.page(
       manager,
       tenantId,
-      { subscriberId: query.subscriber_id, kind: query.kind, status: query.status },
+      { subscriberId: query.subscriber_id, kinds: query.kind, statuses: query.status },
       query,
     );
     const attempts = await this.notifications.attempts(

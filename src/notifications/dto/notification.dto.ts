@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsIn, IsString, MaxLength } from 'class-validator';
+import { IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { ApiInteger } from '../../common/swagger/api-types';
 import { Optional } from '../../common/validation/optional';
@@ -11,6 +11,7 @@ import {
   NotificationStatus,
   SKIP_REASONS,
 } from '../notification.entity';
+import { OneOrMoreOf } from '../../common/validation/comma-list';
 
 export class ListNotificationsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
@@ -22,15 +23,11 @@ export class ListNotificationsQueryDto extends PageQueryDto {
   @MaxLength(64)
   subscriber_id?: string;
 
-  @ApiPropertyOptional({ enum: NOTIFICATION_KINDS, description: 'Only those of this kind.' })
-  @Optional()
-  @IsIn(NOTIFICATION_KINDS, { message: `kind must be one of ${NOTIFICATION_KINDS.join(', ')}` })
-  kind?: string;
+  @OneOrMoreOf(NOTIFICATION_KINDS, { description: 'Only those of one of these kinds.' })
+  kind?: string[];
 
-  @ApiPropertyOptional({ enum: NOTIFICATION_STATUSES, description: 'Only those in this state.' })
-  @Optional()
-  @IsIn(NOTIFICATION_STATUSES, { message: `status must be one of ${NOTIFICATION_STATUSES.join(', ')}` })
-  status?: NotificationStatus;
+  @OneOrMoreOf(NOTIFICATION_STATUSES, { description: 'Only those in one of these states.' })
+  status?: NotificationStatus[];
 }
 
 @ApiSchema({ description: 'One try at sending a notification, and what the mail server answered.' })

@@ -14,6 +14,7 @@ import {
 } from '../service-status';
 import { ServiceDto } from './service.dto';
 import { Optional } from '../../common/validation/optional';
+import { OneOrMoreOf } from '../../common/validation/comma-list';
 
 @ApiSchema({
   description:
@@ -62,15 +63,11 @@ export class ListOrdersQueryDto extends PageQueryDto {
   @MaxLength(64)
   subscriber_id?: string;
 
-  @ApiPropertyOptional({ enum: ORDER_STATUSES, description: 'Only orders in this state.' })
-  @Optional()
-  @IsIn(ORDER_STATUSES, { message: `status must be one of ${ORDER_STATUSES.join(', ')}` })
-  status?: OrderStatus;
+  @OneOrMoreOf(ORDER_STATUSES, { description: 'Only orders in one of these states.' })
+  status?: OrderStatus[];
 
-  @ApiPropertyOptional({ enum: ORDER_ACTIONS, description: 'Only orders of this action.' })
-  @Optional()
-  @IsIn(ORDER_ACTIONS, { message: `action must be one of ${ORDER_ACTIONS.join(', ')}` })
-  action?: OrderAction;
+  @OneOrMoreOf(ORDER_ACTIONS, { description: 'Only orders of one of these actions.' })
+  action?: OrderAction[];
 }
 
 @ApiSchema({

@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, ApiSchema } from '@nestjs/swagger';
-import { IsIn, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { IsFreeText, IsTrimmedText, Trim } from '../../common/validation/text';
 import type { Service } from '../provisioning.entity';
 import { SERVICE_STATUSES, ServiceStatus } from '../service-status';
 import { IsMacAddress, IsUnicastIpv4, PPPOE_PASSWORD, PPPOE_USERNAME } from './service-fields';
 import { Optional, OptionalNullable } from '../../common/validation/optional';
+import { OneOrMoreOf } from '../../common/validation/comma-list';
 
 const PASSWORD_DESCRIPTION =
   'Write-only: 8–128 printable ASCII characters, kept for the network to check and never returned, logged or sent ' +
@@ -102,10 +103,8 @@ export class ListServicesQueryDto extends PageQueryDto {
   @MaxLength(64)
   subscriber_id?: string;
 
-  @ApiPropertyOptional({ enum: SERVICE_STATUSES, description: 'Only services in this state.' })
-  @Optional()
-  @IsIn(SERVICE_STATUSES, { message: `status must be one of ${SERVICE_STATUSES.join(', ')}` })
-  status?: ServiceStatus;
+  @OneOrMoreOf(SERVICE_STATUSES, { description: 'Only services in one of these states.' })
+  status?: ServiceStatus[];
 
   @ApiPropertyOptional({ example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   @Optional()

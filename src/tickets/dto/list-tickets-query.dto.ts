@@ -1,6 +1,6 @@
 import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsArray, IsIn, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsString, MaxLength, MinLength } from 'class-validator';
+import { OneOrMoreOf } from '../../common/validation/comma-list';
 import { PageQueryDto } from '../../common/pagination';
 import { Trim } from '../../common/validation/text';
 import {
@@ -13,46 +13,14 @@ import {
 } from '../ticket-status';
 import { Optional } from '../../common/validation/optional';
 
-/** `a,b` and `x=a&x=b` both mean "any of": one list of trimmed values (anything else is left for the checks). */
-const CommaList = () =>
-  Transform(({ value }: { value: unknown }) => {
-    const parts = Array.isArray(value) ? value : [value];
-    return parts.every((part) => typeof part === 'string')
-      ? parts.flatMap((part) => part.split(',')).map((part) => part.trim())
-      : value;
-  });
-
-const oneOf = (name: string, values: readonly string[]) => ({
-  each: true,
-  message: `${name} must be one or more of ${values.join(', ')}, comma-separated`,
-});
-
 export class ListTicketsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({
-    description: `One or several of ${TICKET_STATUSES.join(', ')}, comma-separated.`,
-    example: 'new,open',
-  })
-  @Optional()
-  @CommaList()
-  @IsArray()
-  @IsIn(TICKET_STATUSES, oneOf('status', TICKET_STATUSES))
+  @OneOrMoreOf(TICKET_STATUSES, { example: ['new', 'open'] })
   status?: TicketStatus[];
 
-  @ApiPropertyOptional({
-    description: `One or several of ${TICKET_PRIORITIES.join(', ')}.`,
-    example: 'high,urgent',
-  })
-  @Optional()
-  @CommaList()
-  @IsArray()
-  @IsIn(TICKET_PRIORITIES, oneOf('priority', TICKET_PRIORITIES))
+  @OneOrMoreOf(TICKET_PRIORITIES, { example: ['high', 'urgent'] })
   priority?: TicketPriority[];
 
-  @ApiPropertyOptional({ description: `One or several of ${TICKET_TYPES.join(', ')}.`, example: 'incident' })
-  @Optional()
-  @CommaList()
-  @IsArray()
-  @IsIn(TICKET_TYPES, oneOf('type', TICKET_TYPES))
+  @OneOrMoreOf(TICKET_TYPES, { example: ['incident'] })
   type?: TicketType[];
 
   @ApiPropertyOptional({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })

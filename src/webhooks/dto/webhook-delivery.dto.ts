@@ -1,9 +1,9 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsIn, IsString, MaxLength } from 'class-validator';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { DeliveryStatus, WebhookDelivery } from '../webhook.entity';
 import { ApiInteger } from '../../common/swagger/api-types';
-import { Optional } from '../../common/validation/optional';
+import { OneOrMoreOf } from '../../common/validation/comma-list';
 
 const DELIVERY_STATUSES = Object.values(DeliveryStatus);
 
@@ -16,10 +16,8 @@ export class ListDeliveriesQueryDto extends PageQueryDto {
   @MaxLength(64)
   webhook_id: string;
 
-  @ApiPropertyOptional({ enum: DELIVERY_STATUSES, description: 'Only deliveries in this state.' })
-  @Optional()
-  @IsIn(DELIVERY_STATUSES, { message: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
-  status?: DeliveryStatus;
+  @OneOrMoreOf(DELIVERY_STATUSES, { description: 'Only deliveries in one of these states.' })
+  status?: DeliveryStatus[];
 }
 
 /** One event owed to one subscription, and where it stands. */

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, Max, Min } from 'class-validator';
+import { IsBoolean, IsInt, Max, Min } from 'class-validator';
 import { MAX_AMOUNT } from '../../../common/money';
 import { PageQueryDto } from '../../../common/pagination';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
@@ -8,6 +8,7 @@ import { Optional } from '../../../common/validation/optional';
 import { IsTrimmedText } from '../../../common/validation/text';
 import { TAX_RATE_IDS_SCHEMA, TaxRateIdsProperty } from '../../../common/validation/tax-rate-ids';
 import { CHARGE_SOURCES, Charge, ChargeStatus } from '../charge.entity';
+import { OneOrMoreOf } from '../../../common/validation/comma-list';
 
 const CHARGE_STATUSES = Object.values(ChargeStatus);
 
@@ -81,13 +82,10 @@ export class CreateChargeDto {
 }
 
 export class ListChargesQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({
-    enum: CHARGE_STATUSES,
+  @OneOrMoreOf(CHARGE_STATUSES, {
     description: 'pending (default): not invoiced yet; invoiced: carried by an invoice or a bill run credit.',
   })
-  @Optional()
-  @IsIn(CHARGE_STATUSES, { message: `status must be one of ${CHARGE_STATUSES.join(', ')}` })
-  status?: ChargeStatus;
+  status?: ChargeStatus[];
 }
 
 @ApiSchema({ description: 'A pending invoice item, or one an invoice has carried.' })

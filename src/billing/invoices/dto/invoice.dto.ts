@@ -22,6 +22,7 @@ import { INVOICE_STATUSES, InvoiceStatus } from '../invoice.entity';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 import { Optional } from '../../../common/validation/optional';
 import { TaxRateIdsProperty } from '../../../common/validation/tax-rate-ids';
+import { OneOrMoreOf } from '../../../common/validation/comma-list';
 
 @ApiSchema({ description: 'One line of a new invoice.' })
 export class InvoiceLineInputDto {
@@ -116,10 +117,8 @@ export class ListInvoicesQueryDto extends PageQueryDto {
   @MaxLength(64)
   subscriber_id?: string;
 
-  @ApiPropertyOptional({ enum: INVOICE_STATUSES })
-  @Optional()
-  @IsIn(INVOICE_STATUSES, { message: `status must be one of ${INVOICE_STATUSES.join(', ')}` })
-  status?: InvoiceStatus;
+  @OneOrMoreOf(INVOICE_STATUSES)
+  status?: InvoiceStatus[];
 
   @ApiPropertyOptional({ enum: ['true', 'false'], description: 'true: open or partially paid and past due.' })
   @Optional()

@@ -1,6 +1,6 @@
 import { lineDto } from '../../invoices/dto/invoice-response.dto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsBoolean, IsIn } from 'class-validator';
+import { IsBoolean } from 'class-validator';
 import type { Actor } from '../../../common/request-context';
 import { PageQueryDto } from '../../../common/pagination';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
@@ -16,6 +16,7 @@ import {
   BillingRunTrigger,
 } from '../billing-run.entity';
 import { Optional } from '../../../common/validation/optional';
+import { OneOrMoreOf } from '../../../common/validation/comma-list';
 
 /** The latest as_of: its period (a month) and its invoices' due dates (up to MAX_PAYMENT_TERMS_DAYS) end by MAX_DAY. */
 export const MAX_AS_OF = addDays(MAX_DAY, -MAX_PAYMENT_TERMS_DAYS);
@@ -48,10 +49,8 @@ export class CreateBillingRunDto {
 }
 
 export class ListBillingRunsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: BILLING_RUN_STATUSES, description: 'Only runs in this state.' })
-  @Optional()
-  @IsIn(BILLING_RUN_STATUSES, { message: `status must be one of ${BILLING_RUN_STATUSES.join(', ')}` })
-  status?: BillingRunStatus;
+  @OneOrMoreOf(BILLING_RUN_STATUSES, { description: 'Only runs in one of these states.' })
+  status?: BillingRunStatus[];
 }
 
 @ApiSchema({ description: "A bill run's total in one currency." })

@@ -29,6 +29,7 @@ import {
 import { ApiMetadata, ApiMoney } from '../../../common/swagger/api-types';
 import { ApiRequestForms } from '../../../common/swagger/request-forms';
 import { Optional } from '../../../common/validation/optional';
+import { OneOrMoreOf } from '../../../common/validation/comma-list';
 
 @ApiSchema({ description: 'A payment, credit, debit or refund to record.' })
 export class CreateTransactionDto {
@@ -202,15 +203,11 @@ export class AllocateDto {
 export class ListTransactionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional() @Optional() @Trim() @IsString() @MaxLength(64) subscriber_id?: string;
 
-  @ApiPropertyOptional({ enum: TRANSACTION_KINDS })
-  @Optional()
-  @IsIn(TRANSACTION_KINDS, { message: `kind must be one of ${TRANSACTION_KINDS.join(', ')}` })
-  kind?: TransactionKind;
+  @OneOrMoreOf(TRANSACTION_KINDS)
+  kind?: TransactionKind[];
 
-  @ApiPropertyOptional({ enum: TRANSACTION_SOURCES })
-  @Optional()
-  @IsIn(TRANSACTION_SOURCES, { message: `source must be one of ${TRANSACTION_SOURCES.join(', ')}` })
-  source?: TransactionSource;
+  @OneOrMoreOf(TRANSACTION_SOURCES)
+  source?: TransactionSource[];
 
   @ApiPropertyOptional() @Optional() @Trim() @IsString() @MaxLength(200) external_id?: string;
 
