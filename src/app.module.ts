@@ -17,6 +17,7 @@ import { BillingModule } from './billing';
 import { TicketsModule } from './tickets';
 import { ProvisioningModule } from './provisioning';
 import { AutomationModule } from './automation';
+import { ImportsModule } from './imports';
 
 @Module({})
 export class AppModule {
@@ -36,6 +37,7 @@ export class AppModule {
         AutomationModule,
         WebhooksModule,
         NotificationsModule,
+        ImportsModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventsModule } from '../events';
+import { SubscriberImportsService } from './subscriber-imports.service';
 import { SubscribersController } from './subscribers.controller';
 import { SubscribersRepository } from './subscribers.repository';
 import { SubscribersService } from './subscribers.service';
@@ -7,7 +8,7 @@ import { SubscribersService } from './subscribers.service';
 @Module({
   imports: [EventsModule],
   controllers: [SubscribersController],
-  providers: [SubscribersService, SubscribersRepository],
-  exports: [SubscribersService],
+  providers: [SubscribersService, SubscriberImportsService, SubscribersRepository],
+  exports: [SubscribersService, SubscriberImportsService],
 })
 export class SubscribersModule {}

@@ -50,99 +50,97 @@ export class CsvParser {
       }
     }
     const out: string[][] = [];
-    const length = input.length;
     let i = 0;
-    while (i < length) {
-      const c = input.charCodeAt(i);
+    while (i < input.length) {
       if (this.afterCr) {
         this.afterCr = false;
-        if (c === LF) {
+        if (input.charCodeAt(i) === LF) {
           i++;
           continue;
         }
       }
-      switch (this.state) {
-        case 'fieldStart':
-          if (c === QUOTE) {
-            this.state = 'quoted';
-            this.quotedRecord = true;
-            i++;
-          } else if (c === COMMA) {
-            this.endField();
-            i++;
-          } else if (c === CR || c === LF) {
-            this.endRecord(out);
-            this.afterCr = c === CR;
-            i++;
-          } else {
-            this.state = 'unquoted';
-          }
-          break;
-        case 'unquoted': {
-          let j = i;
-          while (j < length) {
-            const d = input.charCodeAt(j);
-            if (d === COMMA || d === CR || d === LF || d === QUOTE) {
-              break;
-            }
-            j++;
-          }
-          this.append(input, i, j);
-          i = j;
-          if (i < length) {
-            const d = input.charCodeAt(i);
-            if (d === QUOTE) {
-              throw new CsvError(
-                `Record ${this.records + 1}: a quote inside an unquoted field (quote the whole field and double the quotes in it).`,
-                this.records + 1,
-              );
-            }
-            this.state = 'fieldStart';
-            if (d === COMMA) {
-              this.endField();
-            } else {
-              this.endRecord(out);
-              this.afterCr = d === CR;
-            }
-            i++;
-          }
-          break;
-        }
-        case 'quoted': {
-          const j = input.indexOf('"', i);
-          const end = j === -1 ? length : j;
-          this.append(input, i, end);
-          i = end;
-          if (j !== -1) {
-            this.state = 'quoteInQuoted';
-            i++;
-          }
-          break;
-        }
-        case 'quoteInQuoted':
-          if (c === QUOTE) {
-            this.append('"', 0, 1);
-            this.state = 'quoted';
-            i++;
-          } else if (c === COMMA) {
-            this.state = 'fieldStart';
-            this.endField();
-            i++;
-          } else if (c === CR || c === LF) {
-            this.state = 'fieldStart';
-            this.endRecord(out);
-            this.afterCr = c === CR;
-            i++;
-          } else {
-            throw new CsvError(
-              `Record ${this.records + 1}: text after a closing quote (a quote inside a quoted field is written twice).`,
-              this.records + 1,
-            );
-          }
-          break;
-      }
+      i = this.step(input, i, out);
     }
     return out;
+  }
+
+  /** One step of the state machine from `i`: answers where the next one starts. */
+  private step(input: string, i: number, out: string[][]): number {
+    const c = input.charCodeAt(i);
+    switch (this.state) {
+      case 'fieldStart':
+        if (c === QUOTE) {
+          this.state = 'quoted';
+          this.quotedRecord = true;
+        } else if (c === COMMA || c === CR || c === LF) {
+          this.separator(c, out);
+        } else {
+          this.state = 'unquoted';
+          return i;
+        }
+        return i + 1;
+      case 'unquoted':
+        return this.unquoted(input, i, out);
+      case 'quoted': {
+        const j = input.indexOf('"', i);
+        this.append(input, i, j === -1 ? input.length : j);
+        if (j === -1) {
+          return input.length;
+        }
+        this.state = 'quoteInQuoted';
+        return j + 1;
+      }
+      case 'quoteInQuoted':
+        if (c === QUOTE) {
+          this.append('"', 0, 1);
+          this.state = 'quoted';
+        } else if (c === COMMA || c === CR || c === LF) {
+          this.state = 'fieldStart';
+          this.separator(c, out);
+        } else {
+          throw new CsvError(
+            `Record ${this.records + 1}: text after a closing quote (a quote inside a quoted field is written twice).`,
+            this.records + 1,
+          );
+        }
+        return i + 1;
+    }
+  }
+
+  /** An unquoted field's run of characters up to its comma or line end. */
+  private unquoted(input: string, i: number, out: string[][]): number {
+    let j = i;
+    while (j < input.length) {
+      const d = input.charCodeAt(j);
+      if (d === COMMA || d === CR || d === LF || d === QUOTE) {
+        break;
+      }
+      j++;
+    }
+    this.append(input, i, j);
+    if (j === input.length) {
+      return j;
+    }
+    const d = input.charCodeAt(j);
+    if (d === QUOTE) {
+      throw new CsvError(
+        `Record ${this.records + 1}: a quote inside an unquoted field (quote the whole field and double the quotes in it).`,
+        this.records + 1,
+      );
+    }
+    this.state = 'fieldStart';
+    this.separator(d, out);
+    return j + 1;
+  }
+
+  /** A comma ends the field; a CR or LF ends the record too. */
+  private separator(c: number, out: string[][]): void {
+    if (c === COMMA) {
+      this.endField();
+      return;
+    }
+    this.endRecord(out);
+    this.afterCr = c === CR;
   }
 
   /** The last record, when the text does not end with a line end; a quote still open is an error. */
