@@ -1,6 +1,6 @@
-import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
 import { Page } from '../common/envelope/envelope';
 import { ApiRequestContent, StreamedBody, UploadedRequest } from '../common/http/streamed-body';
@@ -89,9 +89,8 @@ export class ImportsController {
     @Auth() auth: AuthContext,
     @Query() query: CreateImportQueryDto,
     @UploadedRequest() req: Request,
-    @Res({ passthrough: true }) res: Response,
   ): Promise<ImportDto> {
-    return this.imports.create(auth, query, req, res);
+    return this.imports.create(auth, query, req);
   }
 
   @Get()

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { Page } from '../common/envelope/envelope';
@@ -83,17 +83,12 @@ export class ImportsService {
    * nobody); once the whole file is read the job is queued and the worker woken. A file refused midway (too large,
    * not UTF-8, not CSV) leaves nothing: its job and rows are discarded.
    */
-  async create(
-    auth: AuthContext,
-    query: CreateImportQueryDto,
-    req: Request,
-    res: Response,
-  ): Promise<ImportDto> {
+  async create(auth: AuthContext, query: CreateImportQueryDto, req: Request): Promise<ImportDto> {
     let file: UploadedFile;
     try {
       file = await openUpload(req);
     } catch (error) {
-      throw this.refuse(req, res, error);
+      throw this.refuse(req, error);
     }
     let job: ImportJob | null = null;
     try {
@@ -133,7 +128,7 @@ export class ImportsService {
       if (job) {
         await this.imports.discard(this.dataSource.manager, job.id);
       }
-      throw this.refuse(req, res, error);
+      throw this.refuse(req, error);
     }
   }
 
@@ -172,12 +167,11 @@ export class ImportsService {
   }
 
   /**
-   * The answer to an upload refused before its end: the rest of the body is not read (the connection closes after
-   * the answer), so a 50 MB file refused in its first bytes costs no more than those.
+   * The answer to an upload refused before its end: the rest of the body is read and dropped (never stored or
+   * parsed), so the client gets its answer on a connection still in step.
    */
-  private refuse(req: Request, res: Response, error: unknown): unknown {
+  private refuse(req: Request, error: unknown): unknown {
     if (!req.complete) {
-      res.setHeader('Connection', 'close');
       req.resume();
     }
     if (!(error instanceof ApiError)) {
