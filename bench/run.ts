@@ -13,7 +13,9 @@
  * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s; then
  * provisioning.run (bench/provisioning-run.ts): 10,000 activate orders (--provisioning-orders) carried out by the
  * worker through radius-sql, as orders/s against the same. In between, documents.pdf (bench/documents-pdf.ts): invoice
- * PDFs per second rendered in this process, against an empty one-page pdfkit document (a ratio, no target).
+ * PDFs per second rendered in this process, against an empty one-page pdfkit document (a ratio, no target); then
+ * import.run (bench/import-run.ts): one CSV upload of 100,000 new subscribers (--import-rows) imported by the worker,
+ * as rows/s against baseline (a)'s requests/s (target ≥ 0.5, issue #35).
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -24,10 +26,11 @@
  *   --connections <l>   comma-separated connection counts (32,64)
  *   --rows <n>          subscribers and events to seed (1,000,000; 100,000 with --embedded or --quick)
  *   --quick             smoke run: 3 s, 1 s warm-up, 64 connections, fewer cases, 100,000 rows
- *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run and
- *                       provisioning.run included)
+ *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run,
+ *                       provisioning.run and import.run included)
  *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
  *   --provisioning-orders <n>  orders the provisioning.run case carries out (10,000)
+ *   --import-rows <n>  subscribers the import.run case imports from one CSV (100,000; 10,000 with --quick)
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
  *   --cpu-prof          profile the server under test (.cpuprofile under bench/results/profiles/)
  *   --instances <n>     n server processes on the same database, autocannon's connections spread over them
@@ -44,6 +47,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
+import { benchImportRun } from './import-run';
 import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
 import { benchProvisioningRun } from './provisioning-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
@@ -165,6 +169,9 @@ async function main(): Promise<void> {
     }
     if (!options.only || options.only.includes('provisioning.run')) {
       await benchProvisioningRun(db, server, measurements, options.provisioningOrders, resultsDir, stamp);
+    }
+    if (!options.only || options.only.includes('import.run')) {
+      await benchImportRun(server, measurements, options.importRows, resultsDir, stamp);
     }
     if (profileDir) {
       log(`CPU profile of the server: ${profileDir} (written when it stops)`);
