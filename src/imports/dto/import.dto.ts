@@ -59,8 +59,14 @@ export class ListImportsQueryDto extends PageQueryDto {
 })
 export class ImportDto {
   @ApiProperty({ example: 'imp_01JD3Z6W3R4T5Y6U7I8O9P0QAB' }) id: string;
-  @ApiProperty({ enum: IMPORT_KINDS, example: ImportKind.Subscribers }) kind: ImportKind;
-  @ApiProperty({ enum: IMPORT_FORMATS, example: ImportFormat.Csv }) format: ImportFormat;
+  @ApiProperty({ enum: IMPORT_KINDS, example: ImportKind.Subscribers, description: 'What the rows are.' })
+  kind: ImportKind;
+  @ApiProperty({
+    enum: IMPORT_FORMATS,
+    example: ImportFormat.Csv,
+    description: 'The file format read: csv (RFC 4180, a header first) or jsonl (one JSON object per line).',
+  })
+  format: ImportFormat;
   @ApiProperty({ example: false, description: 'true: validated and counted only, nothing written.' })
   dry_run: boolean;
   @ApiProperty({
