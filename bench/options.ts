@@ -12,6 +12,8 @@ export interface Options {
   billingSubscribers: number;
   /** provisioning.run: activate orders the worker carries out (10,000). */
   provisioningOrders: number;
+  /** import.run: subscribers imported from one CSV upload (100,000; 10,000 with --quick). */
+  importRows: number;
   quick: boolean;
   only: string[] | null;
   reuse: boolean;
@@ -56,6 +58,7 @@ export function parseOptions(argv: string[]): Options {
         'only',
         'billing-subscribers',
         'provisioning-orders',
+        'import-rows',
         'instances',
       ].includes(name)
     ) {
@@ -108,6 +111,7 @@ export function parseOptions(argv: string[]): Options {
     rows: Math.round(positive('rows', quick || embedded ? 100_000 : 1_000_000)),
     billingSubscribers: Math.round(positive('billing-subscribers', quick ? 10_000 : 100_000)),
     provisioningOrders: Math.round(positive('provisioning-orders', 10_000)),
+    importRows: Math.round(positive('import-rows', quick ? 10_000 : 100_000)),
     only: text('only')?.split(',') ?? null,
     reuse: flags.has('reuse'),
     cpuProf: flags.has('cpu-prof'),

@@ -17,7 +17,8 @@
  * documents.pdf (bench/documents-pdf.ts): invoice PDFs per second rendered in this process, against an empty one-page
  * pdfkit document (a ratio, no target). Then exports.memory (bench/exports-memory.ts): the server's peak RSS
  * streaming the subscribers CSV of 10,000 rows, then of every seeded row, and the difference (issue #35's target:
- * within 20 MB).
+ * within 20 MB); then import.run (bench/import-run.ts): one CSV upload of 100,000 new subscribers (--import-rows)
+ * imported by the worker, as rows/s against baseline (a)'s requests/s (target ≥ 0.5, issue #35).
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -29,9 +30,10 @@
  *   --rows <n>          subscribers and events to seed (1,000,000; 100,000 with --embedded or --quick)
  *   --quick             smoke run: 3 s, 1 s warm-up, 64 connections, fewer cases, 100,000 rows
  *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run,
- *                       provisioning.run and reports included)
+ *                       provisioning.run, reports and import.run included)
  *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
  *   --provisioning-orders <n>  orders the provisioning.run case carries out (10,000)
+ *   --import-rows <n>  subscribers the import.run case imports from one CSV (100,000; 10,000 with --quick)
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
  *   --cpu-prof          profile the server under test (.cpuprofile under bench/results/profiles/)
  *   --instances <n>     n server processes on the same database, autocannon's connections spread over them
@@ -49,6 +51,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
 import { benchReports } from './reports';
+import { benchImportRun } from './import-run';
 import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
 import { benchExportsMemory, EXPORTS_MEMORY_CASE } from './exports-memory';
 import { benchProvisioningRun } from './provisioning-run';
@@ -177,6 +180,9 @@ async function main(): Promise<void> {
     }
     if (!options.only || options.only.includes('provisioning.run')) {
       await benchProvisioningRun(db, server, measurements, options.provisioningOrders, resultsDir, stamp);
+    }
+    if (!options.only || options.only.includes('import.run')) {
+      await benchImportRun(server, measurements, options.importRows, resultsDir, stamp);
     }
     if (profileDir) {
       log(`CPU profile of the server: ${profileDir} (written when it stops)`);

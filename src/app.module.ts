@@ -18,6 +18,7 @@ import { TicketsModule } from './tickets';
 import { ProvisioningModule } from './provisioning';
 import { AutomationModule } from './automation';
 import { ExportsModule } from './exports';
+import { ImportsModule } from './imports';
 
 @Module({})
 export class AppModule {
@@ -38,6 +39,7 @@ export class AppModule {
         WebhooksModule,
         NotificationsModule,
         ExportsModule,
+        ImportsModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },

@@ -197,6 +197,7 @@ describe('openapi.json', () => {
       'Gateway',
       'Subscribers',
       'Billing',
+      'Imports',
       'Tickets',
       'Provisioning',
       'Network',

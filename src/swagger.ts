@@ -34,6 +34,10 @@ const TAGS: [name: string, description: string][] = [
     'Billing',
     'Billing profiles, invoices, payments and their allocation, balances, the ledger, and recurring bill runs.',
   ],
+  [
+    'Imports',
+    'Bulk uploads of subscribers (CSV or JSON Lines), carried out in the background, and their refused rows.',
+  ],
   ['Tickets', 'The support desk: tickets, their workflow and SLA, and the conversation with the customer.'],
   ['Provisioning', 'Service plans, subscriber services, and the orders that carry them to the network.'],
   [

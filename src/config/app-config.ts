@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { type ImportsConfig, importsConfig } from './imports-config';
 import { parseSmtpEnv, type SmtpSettings } from './smtp-settings';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
@@ -35,6 +36,7 @@ export interface AppConfig {
   webhooks: WebhookConfig;
   provisioning: ProvisioningConfig;
   billing: BillingConfig;
+  imports: ImportsConfig;
   automation: AutomationConfig;
   /**
    * The instance's default mail server and sender (SMTP_URL, MAIL_FROM), for tenants without settings of their own;
@@ -371,6 +373,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       runBatchSize: integer(env, 'BILLING_RUN_BATCH_SIZE', 500, 1, 5000),
       runLeaseMs: integer(env, 'BILLING_RUN_LEASE_MS', 60_000, 100, 3_600_000),
     },
+    imports: importsConfig(env, integer, boolean),
     automation: {
       enabled: boolean(env, 'AUTOMATION_ENABLED', true),
       pollMs: integer(env, 'AUTOMATION_POLL_MS', 5000, 10, 3_600_000),

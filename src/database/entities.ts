@@ -25,6 +25,7 @@ import {
   NotificationPreference,
   NotificationTemplateRecord,
 } from '../notifications/notification.entity';
+import { ImportJob, ImportRow, ImportRowError } from '../imports/import.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
 import { NasDevice, ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
 import {
@@ -76,4 +77,7 @@ export const ENTITIES = [
   Service,
   ProvisioningOrder,
   NasDevice,
+  ImportJob,
+  ImportRow,
+  ImportRowError,
 ];

@@ -32,6 +32,10 @@ export const EVENT_TYPES = {
     'A payment reminder: the invoice is still owed on due_date + data.offset_days (data.amount_due after money not yet applied); sent once per invoice and offset by the invoice_reminders automation rule.',
   'billing_run.completed': 'A bill run finished; data.object holds its totals and errors.',
   'billing_run.failed': 'A bill run stopped on an error it could not report per subscriber.',
+  'import.completed':
+    'An import went through all its rows; data.object holds its figures (refused rows at /imports/{id}/errors).',
+  'import.failed':
+    'An import stopped on an error it could not report per row; the rows done before it stay done.',
   'automation_rule.updated': 'An automation rule was enabled or disabled for the tenant.',
   'charge.created':
     'A pending charge was recorded (by the API, a debit, a fee, or a termination settling its prepaid days); the next invoice carries it.',

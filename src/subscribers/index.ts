@@ -15,6 +15,12 @@ export { ChangeStatusDto } from './dto/change-status.dto';
 export { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
 export { CreatedSubscriberDto, SubscriberDto } from './dto/subscriber-response.dto';
 export { SubscribersService } from './subscribers.service';
+export { SubscriberImportsService } from './subscriber-imports.service';
+export type {
+  SubscriberImportOutcome,
+  SubscriberImportResult,
+  SubscriberImportRow,
+} from './subscriber-imports.service';
 export { subscribersTable } from './subscribers.repository';
 export type { SearchPlaceholders, SubscriberSearchSource } from './subscriber-search.repository';
 export { SUBSCRIBER_FOLLOWS_SERVICE } from './subscriber-rules';

@@ -1,7 +1,9 @@
 import { ApiError } from '../common/errors/api-error';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/postgres-errors';
 import { newId } from '../common/ids';
+import { mergeMetadata } from '../common/metadata';
 import { CreateSubscriberDto } from './dto/create-subscriber.dto';
+import { UpdateSubscriberDto } from './dto/update-subscriber.dto';
 import { SubscriberStatus, SuspensionReason } from './subscriber-status';
 import { Subscriber } from './subscriber.entity';
 
@@ -81,4 +83,56 @@ export function newSubscriber(tenantId: string, dto: CreateSubscriberDto, now: D
     taxExemptReason: dto.tax_exempt_reason ?? null,
     taxId: dto.tax_id ?? null,
   });
+}
+
+/** Applies a PATCH (or an imported row) to the entity and returns the names of the fields that really changed. */
+export function applyChanges(subscriber: Subscriber, dto: UpdateSubscriberDto): string[] {
+  const changed: string[] = [];
+  const set = <K extends keyof Subscriber>(field: string, key: K, value: Subscriber[K]) => {
+    if (JSON.stringify(subscriber[key]) === JSON.stringify(value)) {
+      return;
+    }
+    subscriber[key] = value;
+    changed.push(field);
+  };
+  if (dto.full_name !== undefined) {
+    set('full_name', 'fullName', dto.full_name);
+  }
+  if (dto.email !== undefined) {
+    set('email', 'email', dto.email);
+    subscriber.emailNormalized = normalizeEmail(dto.email);
+  }
+  if (dto.phone !== undefined) {
+    set('phone', 'phone', dto.phone);
+  }
+  // A profile that is not the tenant's fails the write on fk_subscribers_billing_profile (writeError).
+  if (dto.billing_profile_id !== undefined) {
+    set('billing_profile_id', 'billingProfileId', dto.billing_profile_id);
+  }
+  if (dto.address !== undefined) {
+    // Only the parts sent change: the DTO instance carries the absent ones as undefined own properties.
+    const sent =
+      dto.address && Object.fromEntries(Object.entries(dto.address).filter(([, v]) => v !== undefined));
+    set('address', 'address', sent === null ? null : { ...subscriber.address, ...sent });
+  }
+  if (dto.metadata !== undefined) {
+    set('metadata', 'metadata', mergeMetadata(subscriber.metadata, dto.metadata));
+  }
+  if (dto.tax_exempt !== undefined || dto.tax_exempt_reason !== undefined) {
+    const exempt = dto.tax_exempt ?? subscriber.taxExempt;
+    // Ending an exemption drops its reason; a reason sent on its own replaces the current one.
+    const reason =
+      dto.tax_exempt_reason !== undefined
+        ? dto.tax_exempt_reason
+        : exempt
+          ? subscriber.taxExemptReason
+          : null;
+    assertTaxExemption(exempt, reason);
+    set('tax_exempt', 'taxExempt', exempt);
+    set('tax_exempt_reason', 'taxExemptReason', reason);
+  }
+  if (dto.tax_id !== undefined) {
+    set('tax_id', 'taxId', dto.tax_id);
+  }
+  return changed;
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventsModule } from '../events';
+import { SubscriberImportsService } from './subscriber-imports.service';
 import { SubscribersController } from './subscribers.controller';
 import { SubscribersRepository } from './subscribers.repository';
 import { SubscribersService } from './subscribers.service';
@@ -8,7 +9,7 @@ import { SubscriberSearchRepository } from './subscriber-search.repository';
 @Module({
   imports: [EventsModule],
   controllers: [SubscribersController],
-  providers: [SubscribersService, SubscribersRepository, SubscriberSearchRepository],
-  exports: [SubscribersService],
+  providers: [SubscribersService, SubscriberImportsService, SubscribersRepository, SubscriberSearchRepository],
+  exports: [SubscribersService, SubscriberImportsService],
 })
 export class SubscribersModule {}

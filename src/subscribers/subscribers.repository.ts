@@ -10,7 +10,7 @@ import {
   type RenderedList,
   renderedPage,
 } from '../database/rendered-page';
-import { entityColumns } from '../database/entity-columns';
+import { entityColumns, recordsetInsert } from '../database/entity-columns';
 import { lockForUpdate } from '../database/lock-for-update';
 import { preparedQuery, type PreparedStatement } from '../database/prepared-query';
 import { SqlParams } from '../database/sql-params';
@@ -31,6 +31,12 @@ function insertSubscriber(params: SqlParams, subscriber: Subscriber): string {
 
 /** The same INSERT alone, parameters `$1`… in the order of the entity's columns (bench/baseline-insert.ts). */
 export const INSERT_SUBSCRIBER = insertSubscriber(new SqlParams(), new Subscriber());
+
+/** An import's batch of new subscribers: one statement, one parameter. */
+const INSERT_MANY = recordsetInsert(Subscriber, 'subscribers');
+
+/** An import's batch: the tenant's subscribers with these external ids, row-locked in id order. */
+const BY_EXTERNAL_IDS = `SELECT ${COLUMN_LIST} FROM subscribers WHERE tenant_id = $1 AND external_id = ANY($2::text[]) ORDER BY id FOR UPDATE`;
 
 /** The hottest read of the API: one plain statement naming its columns (a kept plan survives an added column). */
 const BY_ID: PreparedStatement = {
@@ -160,6 +166,42 @@ export class SubscribersRepository {
       })
       .orderBy('subscriber.id')
       .getMany();
+  }
+
+  /** An import's new subscribers, one statement (their events are the caller's: EventsService.appendMany). */
+  async insertMany(manager: EntityManager, subscribers: readonly Subscriber[]): Promise<void> {
+    if (subscribers.length > 0) {
+      await manager.query(INSERT_MANY.sql, INSERT_MANY.params(subscribers));
+    }
+  }
+
+  /** The tenant's subscribers among `externalIds`, row-locked until the transaction ends. */
+  async lockByExternalIds(
+    manager: EntityManager,
+    tenantId: string,
+    externalIds: readonly string[],
+  ): Promise<Subscriber[]> {
+    if (externalIds.length === 0) {
+      return [];
+    }
+    const rows: SubscriberRow[] = await manager.query(BY_EXTERNAL_IDS, [tenantId, externalIds]);
+    return rows.map(fromRow);
+  }
+
+  /** Of the normalized `emails`, those a live (not archived) subscriber of the tenant has, with that subscriber. */
+  async liveEmailOwners(
+    manager: EntityManager,
+    tenantId: string,
+    emails: readonly string[],
+  ): Promise<{ email: string; id: string }[]> {
+    if (emails.length === 0) {
+      return [];
+    }
+    return manager.query(
+      `SELECT email_normalized AS email, id FROM subscribers
+        WHERE tenant_id = $1 AND email_normalized = ANY($2::text[]) AND status <> 'archived'`,
+      [tenantId, emails],
+    );
   }
 
   /** Writes every column but the key and created_at: one UPDATE, no read-before-write. */

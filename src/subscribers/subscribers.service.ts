@@ -5,7 +5,6 @@ import { Clock } from '../common/clock';
 import type { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { assertIfMatch } from '../common/http/etag';
-import { mergeMetadata } from '../common/metadata';
 import { automationScope, type AuthContext } from '../common/request-context';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { eventRecord, EventsService } from '../events';
@@ -21,7 +20,7 @@ import {
   SuspensionReason,
 } from './subscriber-status';
 import { Subscriber } from './subscriber.entity';
-import { assertTaxExemption, newSubscriber, normalizeEmail, writeError } from './subscriber-records';
+import { applyChanges, newSubscriber, normalizeEmail, writeError } from './subscriber-records';
 import { type OutstandingBalancePolicy, SUBSCRIBER_FOLLOWS_SERVICE } from './subscriber-rules';
 import { SubscribersRepository } from './subscribers.repository';
 import { SubscriberSearchRepository, type SubscriberSearchSource } from './subscriber-search.repository';
@@ -80,7 +79,7 @@ export class SubscribersService {
         if (subscriber.status === SubscriberStatus.Archived) {
           throw new ApiError('invalid_state_transition', 'An archived subscriber is read-only.', 'status');
         }
-        const changed = this.applyChanges(subscriber, dto);
+        const changed = applyChanges(subscriber, dto);
         if (changed.length === 0) {
           return subscriber;
         }
@@ -259,57 +258,5 @@ export class SubscribersService {
   /** Registers another module's rows that find subscribers by `q` (provisioning: its services' PPPoE usernames). */
   useSearchSource(source: SubscriberSearchSource): void {
     this.search.useSource(source);
-  }
-
-  /** Applies a PATCH to the entity and returns the names of the fields that really changed. */
-  private applyChanges(subscriber: Subscriber, dto: UpdateSubscriberDto): string[] {
-    const changed: string[] = [];
-    const set = <K extends keyof Subscriber>(field: string, key: K, value: Subscriber[K]) => {
-      if (JSON.stringify(subscriber[key]) === JSON.stringify(value)) {
-        return;
-      }
-      subscriber[key] = value;
-      changed.push(field);
-    };
-    if (dto.full_name !== undefined) {
-      set('full_name', 'fullName', dto.full_name);
-    }
-    if (dto.email !== undefined) {
-      set('email', 'email', dto.email);
-      subscriber.emailNormalized = normalizeEmail(dto.email);
-    }
-    if (dto.phone !== undefined) {
-      set('phone', 'phone', dto.phone);
-    }
-    // A profile that is not the tenant's fails the write on fk_subscribers_billing_profile (writeError).
-    if (dto.billing_profile_id !== undefined) {
-      set('billing_profile_id', 'billingProfileId', dto.billing_profile_id);
-    }
-    if (dto.address !== undefined) {
-      // Only the parts sent change: the DTO instance carries the absent ones as undefined own properties.
-      const sent =
-        dto.address && Object.fromEntries(Object.entries(dto.address).filter(([, v]) => v !== undefined));
-      set('address', 'address', sent === null ? null : { ...subscriber.address, ...sent });
-    }
-    if (dto.metadata !== undefined) {
-      set('metadata', 'metadata', mergeMetadata(subscriber.metadata, dto.metadata));
-    }
-    if (dto.tax_exempt !== undefined || dto.tax_exempt_reason !== undefined) {
-      const exempt = dto.tax_exempt ?? subscriber.taxExempt;
-      // Ending an exemption drops its reason; a reason sent on its own replaces the current one.
-      const reason =
-        dto.tax_exempt_reason !== undefined
-          ? dto.tax_exempt_reason
-          : exempt
-            ? subscriber.taxExemptReason
-            : null;
-      assertTaxExemption(exempt, reason);
-      set('tax_exempt', 'taxExempt', exempt);
-      set('tax_exempt_reason', 'taxExemptReason', reason);
-    }
-    if (dto.tax_id !== undefined) {
-      set('tax_id', 'taxId', dto.tax_id);
-    }
-    return changed;
   }
 }

@@ -63,6 +63,8 @@ const EMITTED = [
   'invoice.reminder',
   'billing_run.completed',
   'billing_run.failed',
+  'import.completed',
+  'import.failed',
   'automation_rule.updated',
   'notification.sent',
   'notification.failed',

@@ -102,11 +102,20 @@ export const ERROR_CATALOG = {
     description:
       'The request has an `Expect` header other than `100-continue`, the only expectation the server meets.',
   },
-  payload_too_large: { status: 413, description: 'The body is larger than 1 MiB.' },
+  payload_too_large: {
+    status: 413,
+    description: 'The body is larger than 1 MiB (an import upload: 50 MB).',
+  },
   headers_too_large: { status: 431, description: 'The request line and headers exceed 16 KiB.' },
   unsupported_media_type: {
     status: 415,
-    description: 'A body was sent with a Content-Type other than JSON.',
+    description:
+      'A body was sent with a Content-Type other than JSON (an import upload: other than CSV, JSON Lines or multipart/form-data), or a charset other than UTF-8.',
+  },
+  invalid_import_file: {
+    status: 400,
+    description:
+      'An import upload cannot be read: not UTF-8, not CSV (a quote left open), an unknown or repeated column, more columns or a longer field or line than the limits, or no file part.',
   },
   validation_failed: {
     status: 422,

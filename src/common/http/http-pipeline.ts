@@ -58,7 +58,8 @@ export function requestLogMiddleware(logger: Logger): RequestHandler {
         path: req.path,
         status: res.statusCode,
         duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-        ip: req.ip,
+        // An upload answered before its end may have lost its socket by now (the client hung up): no address then.
+        ip: req.socket ? req.ip : undefined,
         tenant_id: auth?.tenantId,
         token_id: auth?.tokenId,
       });

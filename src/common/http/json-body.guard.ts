@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { json } from 'express';
 import { ApiError } from '../errors/api-error';
 import { inexactNumber, type InexactNumber } from './json-numbers';
+import { isStreamedBody } from './streamed-body';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deeper than any body the API accepts (a few levels), shallow enough for every recursive walk of the body. */
@@ -114,7 +115,7 @@ export class JsonBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
-    if (!hasBody(req)) {
+    if (!hasBody(req) || isStreamedBody(context.getHandler())) {
       return true;
     }
     return readJsonBody(req, http.getResponse<Response>()).then(() => true);

@@ -11,6 +11,7 @@ type Media = { schema?: Schema; example?: unknown; examples?: Record<string, { v
 type Response = { description: string; headers?: Record<string, unknown>; content?: Record<string, Media> };
 type Operation = {
   'x-if-match'?: boolean;
+  'x-request-content'?: Record<string, Media>;
   parameters?: Schema[];
   requestBody?: { content?: Record<string, Media> };
   responses: Record<string, Response>;
@@ -232,6 +233,11 @@ function documentOperation(
   // If-Match is declared where the service compares it (@HonoursIfMatch), not on every write under a record.
   const conditionalWrite = operation['x-if-match'] === true;
   delete operation['x-if-match'];
+  // A streamed upload's media types, each with its own schema and example (ApiRequestContent).
+  if (operation['x-request-content']) {
+    operation.requestBody = { ...operation.requestBody, content: operation['x-request-content'] };
+    delete operation['x-request-content'];
+  }
   const answersTarget = onRecord && (method === 'patch' || method === 'put' || method === 'post');
   if (oneRecordRead) {
     operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IfNoneMatch' }];

@@ -104,6 +104,7 @@ const FAMILIES: Record<string, Family> = {
       },
     },
   },
+  import: { name: 'ImportEventPayload', object: 'ImportDto' },
   automation_rule: {
     name: 'AutomationRuleEventPayload',
     object: 'AutomationRuleDto',

@@ -25,6 +25,7 @@ import { CreditNotes1796300000300 } from './1796300000300-CreditNotes';
 import { TenantMailSettings1796400000000 } from './1796400000000-TenantMailSettings';
 import { Notifications1796500000000 } from './1796500000000-Notifications';
 import { SubscriberSearch1796600000000 } from './1796600000000-SubscriberSearch';
+import { Imports1796610000000 } from './1796610000000-Imports';
 import { ReportIndexes1796630000000 } from './1796630000000-ReportIndexes';
 
 /** Every migration, in order. A new migration file is added here too. */
@@ -56,5 +57,6 @@ export const MIGRATIONS = [
   TenantMailSettings1796400000000,
   Notifications1796500000000,
   SubscriberSearch1796600000000,
+  Imports1796610000000,
   ReportIndexes1796630000000,
 ];

@@ -226,6 +226,17 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
   ids['billing-runs'] = String(
     (await must(client, 'bill run', 'POST', '/api/v1/billing-runs', h, exampleOf('createBillingRun'))).id,
   );
+  // An import of one subscriber (issue 32): a CSV body, which client.json cannot send.
+  const upload = await client.send({
+    method: 'POST',
+    path: '/api/v1/imports?kind=subscribers',
+    headers: { ...h, 'Content-Type': 'text/csv' },
+    body: Buffer.from(`external_id,full_name,status\nimp-${randomInt(1e9)},Imported,prospect\n`),
+  });
+  if (upload.status !== 202) {
+    throw new Error(`fixture import: answered ${upload.status} ${upload.text.slice(0, 400)}`);
+  }
+  ids.imports = String((JSON.parse(upload.text) as { data: { id: string } }).data.id);
   const events = (await client.json('GET', '/api/v1/events?limit=1', h)).body.data;
   if (Array.isArray(events) && events[0]) {
     ids.events = String(events[0].id);

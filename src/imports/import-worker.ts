@@ -1,0 +1,225 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
+import { ApiError } from '../common/errors/api-error';
+import { PollingLoop } from '../common/polling-loop';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { TransactionRunner, type Tx } from '../database/transaction-runner';
+import { EventsService } from '../events';
+import { CreateSubscriberDto, SubscriberImportsService, type SubscriberImportResult } from '../subscribers';
+import { ImportDto } from './dto/import.dto';
+import { ImportJob, ImportRow, ImportRowError, ImportStatus } from './import.entity';
+import { validateRow } from './import-rows';
+import { type BatchFigures, ImportsRepository } from './imports.repository';
+
+/** A job still receiving its upload this long is one an instance died reading: it is discarded. */
+const ABANDONED_UPLOAD_MS = 60 * 60 * 1000;
+
+/** Thrown to roll a dry run's batch back once its results are known. */
+class DryRunDone extends Error {
+  constructor(readonly results: SubscriberImportResult[]) {
+    super('dry run');
+  }
+}
+
+/** A row's refusal as stored: the row number (zero-padded: the page's key), its external_id, field, code and why. */
+function rowError(
+  job: ImportJob,
+  row: number,
+  data: Record<string, unknown> | null,
+  error: ApiError,
+  at: Date,
+) {
+  const externalId = data?.external_id;
+  return Object.assign(new ImportRowError(), {
+    tenantId: job.tenantId,
+    importId: job.id,
+    id: String(row).padStart(9, '0'),
+    row,
+    externalId: typeof externalId === 'string' ? externalId.slice(0, 200) : null,
+    field: error.field,
+    code: error.code,
+    message: error.message,
+    createdAt: at,
+  });
+}
+
+/**
+ * Carries out imports. Each pass claims a queued or running job with a lease it renews per batch, and works through
+ * its stored rows in batches: each batch's records, refused rows, figures and cursor (rows_done) commit together, so
+ * a job whose instance died is taken up by another once the lease runs out and goes on at the next batch; a batch
+ * done again after a crash finds its rows' external_ids and creates nothing twice.
+ */
+@Injectable()
+export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('ImportWorker');
+  private readonly loop = new PollingLoop(this.logger, 'import pass failed', () => this.pass());
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly transactionRunner: TransactionRunner,
+    private readonly events: EventsService,
+    private readonly imports: ImportsRepository,
+    private readonly subscribers: SubscriberImportsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.imports.workerEnabled) {
+      this.loop.start(this.config.imports.pollMs);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.loop.stop();
+  }
+
+  /** Starts a pass now, or right after the one under way. */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  private async pass(): Promise<void> {
+    await this.imports.discardAbandoned(this.dataSource.manager, ABANDONED_UPLOAD_MS);
+    while (!this.loop.stopped) {
+      const leaseId = randomUUID();
+      const job = await this.imports.claim(this.dataSource.manager, leaseId, this.config.imports.leaseMs);
+      if (!job) {
+        return;
+      }
+      try {
+        await this.execute(job, leaseId);
+      } catch (error) {
+        this.logger.error({ msg: 'import failed', import_id: job.id, err: (error as Error).message });
+        await this.finish(
+          job,
+          leaseId,
+          ImportStatus.Failed,
+          'An internal error stopped the import; it is logged with its id.',
+        );
+      }
+    }
+  }
+
+  private async execute(job: ImportJob, leaseId: string): Promise<void> {
+    let done = job.rowsDone;
+    for (;;) {
+      if (this.loop.stopped || !(await this.renew(job, leaseId))) {
+        return;
+      }
+      const rows = await this.imports.rowsAfter(
+        this.dataSource.manager,
+        job.id,
+        done,
+        this.config.imports.batchSize,
+      );
+      if (rows.length === 0) {
+        break;
+      }
+      const next = await this.batch(job, leaseId, rows);
+      if (next === null) {
+        return;
+      }
+      done = next;
+    }
+    await this.finish(job, leaseId, ImportStatus.Completed, null);
+  }
+
+  /** One batch: its rows validated, then written (or, dry, written and rolled back) with the job's progress. */
+  private async batch(job: ImportJob, leaseId: string, rows: ImportRow[]): Promise<number | null> {
+    const upTo = rows[rows.length - 1].row;
+    const refused = new Map<number, ApiError>();
+    const valid: { row: number; dto: CreateSubscriberDto }[] = [];
+    for (const { row, data, problem } of rows) {
+      if (problem !== null || data === null) {
+        refused.set(row, new ApiError(problem!.code as never, problem!.message, problem!.field));
+        continue;
+      }
+      const checked = await validateRow(job.kind, data);
+      if (checked instanceof ApiError) {
+        refused.set(row, checked);
+      } else {
+        valid.push({ row, dto: checked as CreateSubscriberDto });
+      }
+    }
+    return this.transactionRunner.run({ requestId: job.requestId, actor: job.actor }, async (tx) => {
+      if (!(await this.imports.lockClaimed(tx.manager, job.id, leaseId))) {
+        return null;
+      }
+      const results = await this.write(tx, job, valid);
+      const figures: BatchFigures = { created: 0, updated: 0, unchanged: 0, failed: refused.size };
+      for (const result of results) {
+        if ('error' in result) {
+          refused.set(result.row, result.error);
+          figures.failed++;
+        } else {
+          figures[result.outcome]++;
+        }
+      }
+      const now = this.clock.now();
+      const byRow = new Map(rows.map((row) => [row.row, row.data]));
+      const errors = [...refused.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([row, error]) => rowError(job, row, byRow.get(row) ?? null, error, now));
+      await this.imports.insertErrors(tx.manager, errors);
+      await this.imports.advance(tx.manager, job, upTo, figures, now);
+      return upTo;
+    });
+  }
+
+  /** The batch's records; a dry run's are written in a savepoint rolled back, so its figures are exact. */
+  private async write(tx: Tx, job: ImportJob, rows: { row: number; dto: CreateSubscriberDto }[]) {
+    if (!job.dryRun) {
+      return this.subscribers.importBatch(tx, job.tenantId, rows);
+    }
+    try {
+      await tx.savepoint('import_dry_run', async () => {
+        throw new DryRunDone(await this.subscribers.importBatch(tx, job.tenantId, rows));
+      });
+    } catch (error) {
+      if (error instanceof DryRunDone) {
+        return error.results;
+      }
+      throw error;
+    }
+    return [];
+  }
+
+  private renew(job: ImportJob, leaseId: string): Promise<boolean> {
+    return this.imports.renew(this.dataSource.manager, job.id, leaseId, this.config.imports.leaseMs);
+  }
+
+  /** The job's last write, while the claim holds: its status and its import.completed or import.failed event. */
+  private async finish(
+    job: ImportJob,
+    leaseId: string,
+    status: ImportStatus.Completed | ImportStatus.Failed,
+    error: string | null,
+  ): Promise<void> {
+    await this.transactionRunner.run({ requestId: job.requestId, actor: job.actor }, async (tx) => {
+      const locked = await this.imports.lockClaimed(tx.manager, job.id, leaseId);
+      if (!locked) {
+        return;
+      }
+      const now = this.clock.now();
+      await this.imports.finish(tx.manager, job.id, status, error, now);
+      Object.assign(locked, {
+        status,
+        error,
+        leaseId: null,
+        leaseUntil: null,
+        completedAt: now,
+        updatedAt: now,
+      });
+      await this.events.append(tx, {
+        tenantId: job.tenantId,
+        type: status === ImportStatus.Completed ? 'import.completed' : 'import.failed',
+        subjectId: job.id,
+        object: ImportDto.from(locked),
+      });
+    });
+  }
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { EventsModule } from '../events';
+import { SubscribersModule } from '../subscribers';
+import { ImportWorker } from './import-worker';
+import { ImportsController } from './imports.controller';
+import { ImportsRepository } from './imports.repository';
+import { ImportsService } from './imports.service';
+
+@Module({
+  imports: [EventsModule, SubscribersModule],
+  controllers: [ImportsController],
+  providers: [ImportsService, ImportsRepository, ImportWorker],
+})
+export class ImportsModule {}

@@ -1,0 +1,2 @@
+// The imports domain's public surface: other modules import imports only from here (docs/architecture.md).
+export { ImportsModule } from './imports.module';

@@ -1,0 +1,120 @@
+import {
+  importErrors,
+  postImport,
+  toCsv,
+  waitForImport,
+  getImport,
+  type ImportJob,
+} from '../support/import-factory';
+import { type ImportServer, killInBatch, startImportServer } from '../support/import-process';
+import { queryAt, repeats } from '../support/remote';
+import { suiteDatabaseUrl } from '../support/server-process';
+import { createTenantWithToken, ensure, uniqueSlug } from '../support/test-app';
+
+/**
+ * Issue #32 item 2: an import survives the crash of the process carrying it out. The server runs as a child process
+ * (preloaded by support/import-process.ts so each import batch is held open inside its transaction), is SIGKILLed in
+ * the middle of a batch after some batches committed, and a second process on the same database takes the job up once
+ * the dead one's lease (IMPORT_LEASE_MS) runs out, going on at the next batch. Every row ends up imported once: no
+ * duplicate subscriber, one subscriber.created each, and the job's figures count each row once.
+ */
+
+const ROWS = 200;
+const BATCH_SIZE = 10;
+const HOLD_MS = 400;
+const ENV: Record<string, string> = {
+  IMPORT_BATCH_SIZE: String(BATCH_SIZE),
+  IMPORT_LEASE_MS: '1000',
+  IMPORT_POLL_MS: '50',
+  BILLING_SCHEDULER_ENABLED: 'false',
+  NETWORK_DRIVER: 'none',
+};
+
+describe('An import across a crash of its worker', () => {
+  const started: ImportServer[] = [];
+  const start = async (holdMs: number) => {
+    const server = await startImportServer(suiteDatabaseUrl(), holdMs, ENV);
+    started.push(server);
+    return server;
+  };
+
+  afterAll(async () => {
+    for (const server of started) {
+      await server.stop('SIGKILL');
+    }
+  });
+
+  it('should import every row exactly once after the process is SIGKILLed mid-batch and another takes over', async () => {
+    const db = suiteDatabaseUrl();
+    const first = await start(HOLD_MS);
+    const slug = uniqueSlug('imp');
+    const tenant = await createTenantWithToken(first.url, ['subscribers:read', 'subscribers:write'], slug);
+    const refs = Array.from({ length: ROWS }, (_, i) => `${slug}-${i + 1}`);
+    // One bad row in the batches committed before the kill and one in those after: each refused once.
+    const rows = refs.map((ref, i) => [ref, i === 4 || i === 150 ? null : `Subscriber ${i + 1}`, 'active']);
+    const res = await postImport(
+      first.url,
+      tenant.token,
+      toCsv(['external_id', 'full_name', 'status'], rows),
+    );
+    const job = ensure(res, 202, 'upload').body.data as ImportJob;
+
+    // Killed inside the fourth batch: three committed, the fourth's writes rolled back with the process.
+    const killedIn = await killInBatch(first, 3);
+    expect(killedIn).toEqual([31, 40]);
+    await first.exited;
+    const [left] = await queryAt<{ rows_done: number; status: string; created: number; failed: number }>(
+      db,
+      'SELECT rows_done, status, created, failed FROM imports WHERE id = $1',
+      [job.id],
+    );
+    expect(left).toEqual({ rows_done: 30, status: 'running', created: 29, failed: 1 });
+
+    const second = await start(0);
+    const done = await waitForImport(second.url, tenant.token, job.id, 60_000);
+    expect(done).toMatchObject({
+      status: 'completed',
+      rows_total: ROWS,
+      rows_done: ROWS,
+      created: ROWS - 2,
+      updated: 0,
+      unchanged: 0,
+      failed: 2,
+    });
+    expect(
+      (await importErrors(second.url, tenant.token, job.id)).map(({ row, field }) => ({ row, field })),
+    ).toEqual([
+      { row: 5, field: 'full_name' },
+      { row: 151, field: 'full_name' },
+    ]);
+
+    const subscribers = await queryAt<{ id: string; external_id: string }>(
+      db,
+      'SELECT s.id, s.external_id FROM subscribers s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1',
+      [slug],
+    );
+    expect(subscribers).toHaveLength(ROWS - 2);
+    expect(repeats(subscribers.map((s) => s.external_id))).toEqual({});
+    const created = await queryAt<{ subject_id: string }>(
+      db,
+      `SELECT e.subject_id FROM events e JOIN tenants t ON t.id = e.tenant_id
+        WHERE t.slug = $1 AND e.type = 'subscriber.created'`,
+      [slug],
+    );
+    expect(created).toHaveLength(ROWS - 2);
+    expect(repeats(created.map((e) => e.subject_id))).toEqual({});
+    const ended = await queryAt<{ type: string }>(
+      db,
+      `SELECT type FROM events WHERE subject_id = $1 AND type LIKE 'import.%'`,
+      [job.id],
+    );
+    expect(ended).toEqual([{ type: 'import.completed' }]);
+    const [{ count }] = await queryAt<{ count: string }>(
+      db,
+      'SELECT count(*) FROM import_rows WHERE import_id = $1',
+      [job.id],
+    );
+    expect(Number(count)).toBe(0);
+    expect((await getImport(second.url, tenant.token, job.id)).completed_at).not.toBeNull();
+  });
+});
