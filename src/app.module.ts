@@ -17,6 +17,7 @@ import { BillingModule } from './billing';
 import { TicketsModule } from './tickets';
 import { ProvisioningModule } from './provisioning';
 import { AutomationModule } from './automation';
+import { TestClocksModule } from './test-clocks';
 
 @Module({})
 export class AppModule {
@@ -34,6 +35,7 @@ export class AppModule {
         TicketsModule,
         ProvisioningModule,
         AutomationModule,
+        TestClocksModule,
         WebhooksModule,
         NotificationsModule,
       ],

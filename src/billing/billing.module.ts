@@ -122,6 +122,7 @@ import { StatementsRepository } from './statements/statements.repository';
     ChargesService,
     FeesService,
     NumberingService,
+    BillingRunsService,
   ],
 })
 export class BillingModule implements OnModuleInit {

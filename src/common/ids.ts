@@ -30,6 +30,7 @@ export const ID_PREFIXES = [
   'cn',
   'ntf',
   'nat',
+  'clk',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -24,6 +24,7 @@ import { InvoiceTaxesNumbers1796300000200 } from './1796300000200-InvoiceTaxesNu
 import { CreditNotes1796300000300 } from './1796300000300-CreditNotes';
 import { TenantMailSettings1796400000000 } from './1796400000000-TenantMailSettings';
 import { Notifications1796500000000 } from './1796500000000-Notifications';
+import { TestClocks1796640000000 } from './1796640000000-TestClocks';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   CreditNotes1796300000300,
   TenantMailSettings1796400000000,
   Notifications1796500000000,
+  TestClocks1796640000000,
 ];
