@@ -50,6 +50,10 @@ const TAGS: [name: string, description: string][] = [
     "Mail to subscribers: what was sent and why, the tenant's templates, and each subscriber's preferences.",
   ],
   ['Events', 'The audit log of every change, readable with a cursor.'],
+  [
+    'Test clocks',
+    "A test tenant's own time, moved forward by advances that carry out everything due in between (docs/test-clocks.md).",
+  ],
   ['Admin', 'Tenants and API tokens.'],
 ];
 

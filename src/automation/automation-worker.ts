@@ -94,7 +94,7 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     if (!this.config.automation.enabled) {
       return;
     }
-    for (let waits = 0; waits < CATCH_UP_WAITS; ) {
+    for (let waits = 0; waits < CATCH_UP_WAITS;) {
       const read = await this.consume();
       if (read === 'done') {
         return;
@@ -128,20 +128,21 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
             continue;
           }
           await atFrozenTime(frozen.get(event.tenantId) ?? null, () =>
-            tx.savepoint('automation_rule', () => this.react(tx.withScope(automationScope(rule)), rule, event)),
-          )
-            .catch((error: Error) => {
-              // A deadlock lost inside the rule: the whole batch runs again (TransactionRunner), the rule not skipped.
-              if (isTransactionConflict(error)) {
-                throw error;
-              }
-              this.logger.warn({
-                msg: 'automation rule failed',
-                rule,
-                event_id: event.id,
-                err: error.message,
-              });
+            tx.savepoint('automation_rule', () =>
+              this.react(tx.withScope(automationScope(rule)), rule, event),
+            ),
+          ).catch((error: Error) => {
+            // A deadlock lost inside the rule: the whole batch runs again (TransactionRunner), the rule not skipped.
+            if (isTransactionConflict(error)) {
+              throw error;
+            }
+            this.logger.warn({
+              msg: 'automation rule failed',
+              rule,
+              event_id: event.id,
+              err: error.message,
             });
+          });
         }
       }
       const last = events[events.length - 1];

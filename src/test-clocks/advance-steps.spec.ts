@@ -4,9 +4,7 @@ const iso = (dates: Date[]): string[] => dates.map((date) => date.toISOString())
 
 describe('advanceSteps', () => {
   it('should stop at the start, each day at the run hour in between, and the end', () => {
-    expect(
-      iso(advanceSteps(new Date('2027-01-01T00:00:00Z'), new Date('2027-01-03T12:00:00Z'), 2)),
-    ).toEqual([
+    expect(iso(advanceSteps(new Date('2027-01-01T00:00:00Z'), new Date('2027-01-03T12:00:00Z'), 2))).toEqual([
       '2027-01-01T00:00:00.000Z',
       '2027-01-01T02:00:00.000Z',
       '2027-01-02T02:00:00.000Z',

@@ -66,7 +66,11 @@ export class TestClockAdvancer implements OnApplicationBootstrap, OnApplicationS
           await this.finish(clock, leaseId, TestClockStatus.Ready);
         }
       } catch (error) {
-        this.logger.error({ msg: 'test clock advance failed', clock_id: clock.id, err: (error as Error).message });
+        this.logger.error({
+          msg: 'test clock advance failed',
+          clock_id: clock.id,
+          err: (error as Error).message,
+        });
         await this.finish(clock, leaseId, TestClockStatus.InternalFailure);
       }
     }

@@ -49,7 +49,7 @@ export class TestClocksController {
   @RequireScopes('admin')
   @ApiOperation({
     summary: 'List test clocks (admin)',
-    description: "Lists the test clocks the tenant made, newest first, paginated by cursor.",
+    description: 'Lists the test clocks the tenant made, newest first, paginated by cursor.',
   })
   @ApiEnvelope(TestClockDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'invalid_query', 'invalid_cursor')
@@ -61,7 +61,8 @@ export class TestClocksController {
   @RequireScopes('admin')
   @ApiOperation({
     summary: 'Get a test clock (admin)',
-    description: "Returns one of the tenant's test clocks: its frozen_time and status. 404 `not_found` otherwise.",
+    description:
+      "Returns one of the tenant's test clocks: its frozen_time and status. 404 `not_found` otherwise.",
   })
   @ApiEnvelope(TestClockDto)
   @ApiErrors(...AUTH_ERRORS, 'not_found')

@@ -38,7 +38,8 @@ export const ERROR_CATALOG = {
   duplicate_tenant: { status: 409, description: 'A tenant with this slug exists.' },
   test_clock_advancing: {
     status: 409,
-    description: 'The test clock is advancing (or stopped on a failure): wait for its test_clock.ready event.',
+    description:
+      'The test clock is advancing (or stopped on a failure): wait for its test_clock.ready event.',
   },
   test_tenant_forbidden: {
     status: 403,

@@ -45,7 +45,11 @@ export class TestClocksService {
     return this.transactionRunner.run(auth, async (tx) => {
       const now = this.clock.now();
       const id = newId('clk', now);
-      const tenant = await this.tenants.insert(tx, `test-${id.slice(4).toLowerCase()}`, `${name} (test clock)`);
+      const tenant = await this.tenants.insert(
+        tx,
+        `test-${id.slice(4).toLowerCase()}`,
+        `${name} (test clock)`,
+      );
       const clock = await this.clocks.insert(tx.manager, {
         id,
         tenantId: tenant.id,

@@ -12,7 +12,8 @@ export class CreateTestClockDto {
 
   @ApiProperty({
     example: '2027-01-01T00:00:00.000Z',
-    description: "The test tenant's time to begin with (RFC 3339); it stands still until an advance moves it.",
+    description:
+      "The test tenant's time to begin with (RFC 3339); it stands still until an advance moves it.",
   })
   @IsTimestamp()
   frozen_time: string;
@@ -30,7 +31,7 @@ export class AdvanceTestClockDto {
 
 @ApiSchema({
   description:
-    "A test clock: the time of its test tenant, which every record of that tenant is dated by; moved only forward, by an advance that carries out everything due in between (docs/test-clocks.md).",
+    'A test clock: the time of its test tenant, which every record of that tenant is dated by; moved only forward, by an advance that carries out everything due in between (docs/test-clocks.md).',
 })
 export class TestClockDto {
   @ApiProperty({ example: 'clk_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
@@ -53,12 +54,16 @@ export class TestClockDto {
   @ApiProperty({
     nullable: true,
     type: String,
+    format: 'date-time',
     example: null,
     description: 'Where the advance under way goes; null when the clock is not advancing.',
   })
   advance_to: string | null;
 
-  @ApiProperty({ example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAC', description: 'The test tenant the clock governs.' })
+  @ApiProperty({
+    example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAC',
+    description: 'The test tenant the clock governs.',
+  })
   tenant_id: string;
 
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
@@ -83,7 +88,7 @@ export class TestClockDto {
 
 @ApiSchema({
   description:
-    "A test clock just made, with its test tenant and an `admin` token of that tenant (the secret is in this answer only).",
+    'A test clock just made, with its test tenant and an `admin` token of that tenant (the secret is in this answer only).',
 })
 export class CreatedTestClockDto extends TestClockDto {
   @ApiProperty({ type: TenantResponseDto })
@@ -91,7 +96,7 @@ export class CreatedTestClockDto extends TestClockDto {
 
   @ApiProperty({
     example: 'isk_3fJ9kQ2mN8pR5tW7yZ1bC4dF6gH0jL2n',
-    description: "An `admin` token of the test tenant: shown once, never again.",
+    description: 'An `admin` token of the test tenant: shown once, never again.',
   })
   token: string;
 }
