@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { AUTOMATION_ENV } from '../support/automation-factory';
-import { type InvoiceRecord } from '../support/billing-factory';
+import { createPayment, type InvoiceRecord } from '../support/billing-factory';
 import { bearer } from '../support/factories';
 import { createPlan, createService, getService } from '../support/provisioning-factory';
 import { createBillingProfile, createSubscriber, getSubscriber } from '../support/subscriber-factory';
@@ -75,6 +75,12 @@ describe('Test clocks (e2e)', () => {
     return ensure(res, 200, 'list invoices').body.data as InvoiceRecord[];
   }
 
+  async function balanceOf(token: string, subscriberId: string): Promise<number> {
+    const res = await api(token).get(`/subscribers/${subscriberId}/balance`);
+    const { balances } = ensure(res, 200, 'balance').body.data as { balances: { balance: number }[] };
+    return balances[0]?.balance ?? 0;
+  }
+
   async function eventsOf(token: string, type: string): Promise<{ created_at: string; data: Body }[]> {
     const res = await api(token).get(`/events?type=${type}&limit=100`);
     return ensure(res, 200, 'list events').body.data as { created_at: string; data: Body }[];
@@ -106,7 +112,7 @@ describe('Test clocks (e2e)', () => {
     expect(created.map((event) => (event.data.object as Body).id)).toContain(clock.id);
   });
 
-  it('should bill, dun and suspend a subscriber of the test tenant as the clock advances', async () => {
+  it('should bill, dun, suspend and restore a subscriber of the test tenant as the clock advances', async () => {
     const clock = await createClock('2031-01-01T00:00:00.000Z', 'Dunning');
     const token = clock.token;
     const profile = await createBillingProfile(t, token, {
@@ -148,6 +154,18 @@ describe('Test clocks (e2e)', () => {
     expect(changes.find((event) => event.data.to === 'suspended')?.created_at.slice(0, 10)).toBe(
       '2031-01-23',
     );
+
+    // Paying what is owed restores the subscriber (paid_up), at the clock's time.
+    const owed = await balanceOf(token, subscriber.id);
+    expect(owed).toBe(2999 + 500);
+    await createPayment(t, token, subscriber.id, owed, { currency: 'EUR' });
+    await waitFor(async () => (await getSubscriber(t, token, subscriber.id)).status === 'active', {
+      what: `restored after payment (balance now ${await balanceOf(token, subscriber.id)})`,
+    });
+    const restored = await eventsOf(token, 'subscriber.status_changed');
+    expect(
+      restored.find((event) => event.data.to === 'active' && event.data.from === 'suspended')?.created_at,
+    ).toBe('2031-01-25T12:00:00.000Z');
 
     // The end of each advance is marked by test_clock.ready, in the owner's log.
     const ready = await eventsOf(owner.token, 'test_clock.ready');
