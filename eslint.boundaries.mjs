@@ -29,6 +29,7 @@ export const DOMAINS = [
   'provisioning',
   'automation',
   'notifications',
+  'test-clocks',
 ];
 /** Shared infrastructure: used by every domain, uses none. */
 export const SHARED = ['common', 'config', 'database'];

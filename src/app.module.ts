@@ -19,6 +19,7 @@ import { ProvisioningModule } from './provisioning';
 import { AutomationModule } from './automation';
 import { ExportsModule } from './exports';
 import { ImportsModule } from './imports';
+import { TestClocksModule } from './test-clocks';
 
 @Module({})
 export class AppModule {
@@ -36,6 +37,7 @@ export class AppModule {
         TicketsModule,
         ProvisioningModule,
         AutomationModule,
+        TestClocksModule,
         WebhooksModule,
         NotificationsModule,
         ExportsModule,

@@ -183,7 +183,7 @@ describe('openapi.json', () => {
     const ids = operations.map(({ operation }) => operation.operationId ?? '');
     expect(new Set(ids).size).toBe(ids.length);
     const verbs =
-      'get|list|create|update|delete|revoke|change|allocate|finalize|void|writeOff|rotate|test|redeliver|cancel|act|preview';
+      'get|list|create|update|delete|revoke|change|allocate|finalize|void|writeOff|rotate|test|redeliver|cancel|act|preview|advance';
     for (const id of ids) {
       expect(id).toMatch(new RegExp(`^(${verbs})([A-Z][a-z]+)+$`));
     }
@@ -205,6 +205,7 @@ describe('openapi.json', () => {
       'Webhooks',
       'Notifications',
       'Events',
+      'Test clocks',
       'Admin',
     ]);
     const used = new Set(operations.flatMap(({ operation }) => operation.tags ?? []));

@@ -1,12 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { PollingLoop } from '../common/polling-loop';
 import { ALLOCATABLE_KINDS, CollectionsService, type TransactionKind } from '../billing';
-import { Clock } from '../common/clock';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { atFrozenTime, Clock } from '../common/clock';
 import { isTransactionConflict } from '../common/errors/postgres-errors';
 import { automationScope, SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsRepository, EventsService, type LogEvent } from '../events';
+import { TenantTime } from '../gateway';
 import { OrderAction, ServicesService } from '../provisioning';
 import { SubscribersService, SubscriberStatus, SuspensionReason } from '../subscribers';
 import { TicketsService, type CreateTicketDto } from '../tickets';
@@ -17,6 +19,9 @@ import { RULES, type RuleId } from './rules';
 
 const CONSUMER = 'automation';
 const BATCH = 200;
+/** How long catchUp waits at most for another pass holding the cursor: 400 × 25 ms. */
+const CATCH_UP_WAITS = 400;
+const CATCH_UP_WAIT_MS = 25;
 
 /** The event-driven rules, by the event types that trigger them (the overdue sweep and billing's rule run apart). */
 export const REACTIONS: Partial<Record<string, RuleId[]>> = {};
@@ -53,6 +58,7 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     private readonly tickets: TicketsService,
     private readonly fees: FeeRules,
     private readonly dunning: DunningSweeps,
+    private readonly tenantTime: TenantTime,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -75,50 +81,73 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     await this.dunning.sweepOverdue();
     await this.dunning.sweepReminders();
     await this.fees.sweepLateFees();
-    while (!this.loop.stopped && (await this.consume())) {
+    while (!this.loop.stopped && (await this.consume()) === 'more') {
       // a full batch: there may be more
     }
   }
 
-  /** One batch of the log; true when it was full. */
-  private consume(): Promise<boolean> {
+  /**
+   * Reads the log to its end now, waiting while another pass holds the cursor: a test clock's advance lets the rules
+   * react to a day's events before it goes on to the next day (docs/test-clocks.md).
+   */
+  async catchUp(): Promise<void> {
+    if (!this.config.automation.enabled) {
+      return;
+    }
+    for (let waits = 0; waits < CATCH_UP_WAITS;) {
+      const read = await this.consume();
+      if (read === 'done') {
+        return;
+      }
+      if (read === 'busy') {
+        waits += 1;
+        await sleep(CATCH_UP_WAIT_MS);
+      }
+    }
+  }
+
+  /** One batch of the log: 'more' when it was full, 'busy' when another pass holds the cursor. */
+  private consume(): Promise<'more' | 'done' | 'busy'> {
     return this.transactionRunner.run(SYSTEM_SCOPE, async (tx) => {
       const cursor = await this.automation.lockCursor(tx.manager, CONSUMER);
       if (!cursor) {
-        return false;
+        return 'busy';
       }
       const events = await this.eventLog.after(tx.manager, cursor.txId, cursor.eventId, BATCH);
       if (events.length === 0) {
-        return false;
+        return 'done';
       }
       const relevant = events.filter((event) => REACTIONS[event.type] !== undefined);
-      const disabled = await this.automation.disabled(tx.manager, [
-        ...new Set(relevant.map((event) => event.tenantId)),
-      ]);
+      const tenants = [...new Set(relevant.map((event) => event.tenantId))];
+      const disabled = await this.automation.disabled(tx.manager, tenants);
+      // A test tenant's reactions happen at its clock's time.
+      const frozen = await this.tenantTime.frozenTimes(tx.manager, tenants);
       for (const event of relevant) {
         for (const rule of REACTIONS[event.type] ?? []) {
           if (disabled.has(`${event.tenantId}/${rule}`)) {
             continue;
           }
-          await tx
-            .savepoint('automation_rule', () => this.react(tx.withScope(automationScope(rule)), rule, event))
-            .catch((error: Error) => {
-              // A deadlock lost inside the rule: the whole batch runs again (TransactionRunner), the rule not skipped.
-              if (isTransactionConflict(error)) {
-                throw error;
-              }
-              this.logger.warn({
-                msg: 'automation rule failed',
-                rule,
-                event_id: event.id,
-                err: error.message,
-              });
+          await atFrozenTime(frozen.get(event.tenantId) ?? null, () =>
+            tx.savepoint('automation_rule', () =>
+              this.react(tx.withScope(automationScope(rule)), rule, event),
+            ),
+          ).catch((error: Error) => {
+            // A deadlock lost inside the rule: the whole batch runs again (TransactionRunner), the rule not skipped.
+            if (isTransactionConflict(error)) {
+              throw error;
+            }
+            this.logger.warn({
+              msg: 'automation rule failed',
+              rule,
+              event_id: event.id,
+              err: error.message,
             });
+          });
         }
       }
       const last = events[events.length - 1];
       await this.automation.moveCursor(tx.manager, CONSUMER, last.txId, last.id);
-      return events.length === BATCH;
+      return events.length === BATCH ? 'more' : 'done';
     });
   }
 

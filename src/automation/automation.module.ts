@@ -1,6 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { BillingModule, TerminationCredit } from '../billing';
 import { EventsModule } from '../events';
+import { TenancyModule } from '../gateway';
 import { ProvisioningModule } from '../provisioning';
 import { SubscribersModule } from '../subscribers';
 import { TicketsModule } from '../tickets';
@@ -10,12 +11,21 @@ import { AutomationService } from './automation.service';
 import { AutomationWorker } from './automation-worker';
 import { DunningSweeps } from './dunning-sweeps';
 import { FeeRules } from './fee-rules';
+import { TenantDunningDay } from './tenant-dunning-day';
 
 /** The rules that tie billing, the network and support together (docs/automation.md). */
 @Module({
-  imports: [EventsModule, SubscribersModule, BillingModule, ProvisioningModule, TicketsModule],
+  imports: [EventsModule, SubscribersModule, BillingModule, ProvisioningModule, TicketsModule, TenancyModule],
   controllers: [AutomationController],
-  providers: [AutomationRepository, AutomationService, AutomationWorker, FeeRules, DunningSweeps],
+  providers: [
+    AutomationRepository,
+    AutomationService,
+    AutomationWorker,
+    FeeRules,
+    DunningSweeps,
+    TenantDunningDay,
+  ],
+  exports: [TenantDunningDay],
 })
 export class AutomationModule implements OnModuleInit {
   constructor(

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { type CollectionsService, Invoice, InvoiceStatus } from '../billing';
+import type { Clock } from '../common/clock';
 import type { AppConfig } from '../config/app-config';
 import type { Tx, TransactionRunner } from '../database/transaction-runner';
 import type { EventsService, NewEvent } from '../events';
@@ -81,7 +82,7 @@ function sweeps(fakes: Fakes) {
   const runner = {
     run: (_scope: unknown, work: (tx: Tx) => Promise<unknown>) => work(TX),
   } as TransactionRunner;
-  const clock = { today: () => TODAY, now: () => NOW };
+  const clock = { today: () => TODAY, now: () => NOW } as Clock;
   const config = { automation: { sweepPageSize: 100 } } as AppConfig;
   const dunning = new DunningSweeps(
     config,

@@ -10,7 +10,9 @@ import { TransactionRunner } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import { SubscribersService, SubscriberStatus, SuspensionReason, type ChangeStatusDto } from '../subscribers';
 import { AutomationRepository } from './automation.repository';
-import { SweepCursors } from './sweep-cursors';
+import { SweepTarget } from './sweep-cursors';
+
+export type DunningSweep = 'overdue' | 'suspend' | 'reminders';
 
 /**
  * The dunning sweeps (docs/automation.md): overdue_invoices and invoice_reminders, states the clock creates rather
@@ -21,7 +23,7 @@ import { SweepCursors } from './sweep-cursors';
 @Injectable()
 export class DunningSweeps {
   private readonly logger = new Logger('AutomationWorker');
-  private readonly cursors: SweepCursors<'overdue' | 'suspend' | 'reminders'>;
+  private readonly live: SweepTarget<DunningSweep>;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -33,17 +35,20 @@ export class DunningSweeps {
     private readonly collections: CollectionsService,
     private readonly subscribers: SubscribersService,
   ) {
-    this.cursors = new SweepCursors(config.automation.sweepPageSize);
+    this.live = SweepTarget.live(config.automation.sweepPageSize);
   }
 
-  /** overdue_invoices: announce each invoice once, then suspend who is past the profile's grace. */
-  async sweepOverdue(): Promise<void> {
+  /**
+   * overdue_invoices: announce each invoice once, then suspend who is past the profile's grace. True when there is
+   * more to read (`target` one tenant's: it is swept again until false).
+   */
+  async sweepOverdue(target: SweepTarget<DunningSweep> = this.live): Promise<boolean> {
     const today = this.clock.today();
     const scope = automationScope('overdue_invoices');
     const next = await this.transactionRunner.run(scope, async (tx) => {
       const overdue = await this.collections.overdueInvoices(
         tx.manager,
-        this.cursors.request('overdue', today, this.automation.pending('overdue_invoices')),
+        target.request('overdue', today, this.automation.pending('overdue_invoices')),
       );
       for (const invoice of overdue.items) {
         const first = await this.automation.claimEffect(tx.manager, {
@@ -65,14 +70,14 @@ export class DunningSweeps {
       }
       return overdue.next;
     });
-    this.cursors.moved('overdue', next);
+    const moreOverdue = target.moved('overdue', next);
     const suspend: ChangeStatusDto = {
       status: SubscriberStatus.Suspended,
       reason: SuspensionReason.NonPayment,
     };
     const toSuspend = await this.collections.subscribersToSuspend(
       this.dataSource.manager,
-      this.cursors.request('suspend', today, this.automation.ruleOn('overdue_invoices')),
+      target.request('suspend', today, this.automation.ruleOn('overdue_invoices')),
     );
     for (const subscriber of toSuspend.items) {
       await this.transactionRunner
@@ -86,7 +91,7 @@ export class DunningSweeps {
         );
     }
     // A suspension that failed is tried again when the sweep comes back to it.
-    this.cursors.moved('suspend', toSuspend.next);
+    return target.moved('suspend', toSuspend.next) || moreOverdue;
   }
 
   /**
@@ -94,12 +99,12 @@ export class DunningSweeps {
    * due_date + offset, while the invoice is really owed. An invoice first seen with several offsets past gets only the
    * latest (billing's dueReminders answers that one); the earlier ones are never sent after it.
    */
-  async sweepReminders(): Promise<void> {
+  async sweepReminders(target: SweepTarget<DunningSweep> = this.live): Promise<boolean> {
     const today = this.clock.today();
     const next = await this.transactionRunner.run(automationScope('invoice_reminders'), async (tx) => {
       const due = await this.collections.dueReminders(
         tx.manager,
-        this.cursors.request('reminders', today, this.automation.pending('invoice_reminders')),
+        target.request('reminders', today, this.automation.pending('invoice_reminders')),
       );
       for (const { invoice, offsetDays, amountDue } of due.items) {
         const first = await this.automation.claimEffect(tx.manager, {
@@ -121,6 +126,6 @@ export class DunningSweeps {
       }
       return due.next;
     });
-    this.cursors.moved('reminders', next);
+    return target.moved('reminders', next);
   }
 }

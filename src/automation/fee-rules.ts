@@ -9,7 +9,7 @@ import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsRepository, type LogEvent } from '../events';
 import { type Subscriber, SubscriberStatus, SuspensionReason } from '../subscribers';
 import { AutomationRepository } from './automation.repository';
-import { SweepCursors } from './sweep-cursors';
+import { SweepTarget } from './sweep-cursors';
 
 /**
  * The fee rules (docs/automation.md): late_fee, a sweep, and reconnection_fee, a reaction to a status change; and the
@@ -18,7 +18,7 @@ import { SweepCursors } from './sweep-cursors';
 @Injectable()
 export class FeeRules {
   private readonly logger = new Logger('AutomationWorker');
-  private readonly cursors: SweepCursors<'late_fees'>;
+  private readonly live: SweepTarget<'late_fees'>;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -29,7 +29,7 @@ export class FeeRules {
     private readonly eventLog: EventsRepository,
     private readonly fees: FeesService,
   ) {
-    this.cursors = new SweepCursors(config.automation.sweepPageSize);
+    this.live = SweepTarget.live(config.automation.sweepPageSize);
   }
 
   /**
@@ -37,11 +37,11 @@ export class FeeRules {
    * subscriber first (the invoice issued for the fee takes the subscriber's money after it). The charge's unique
    * (late_fee, invoice) makes it once, whatever the sweeps, instances and retries.
    */
-  async sweepLateFees(): Promise<void> {
+  async sweepLateFees(target: SweepTarget<'late_fees'> = this.live): Promise<boolean> {
     const today = this.clock.today();
     const due = await this.fees.lateFeesDue(
       this.dataSource.manager,
-      this.cursors.request('late_fees', today, this.automation.ruleOn('late_fee')),
+      target.request('late_fees', today, this.automation.ruleOn('late_fee')),
     );
     for (const { tenantId, subscriberId, invoiceId } of due.items) {
       await this.transactionRunner
@@ -56,7 +56,7 @@ export class FeeRules {
           this.logger.warn({ msg: 'late fee failed', invoice_id: invoiceId, err: error.message }),
         );
     }
-    this.cursors.moved('late_fees', due.next);
+    return target.moved('late_fees', due.next);
   }
 
   /**

@@ -132,6 +132,7 @@ import { AgingRepository } from './reports/aging.repository';
     ChargesService,
     FeesService,
     NumberingService,
+    BillingRunsService,
   ],
 })
 export class BillingModule implements OnModuleInit {

@@ -31,6 +31,7 @@ export const ID_PREFIXES = [
   'ntf',
   'nat',
   'imp',
+  'clk',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -67,6 +67,8 @@ export interface RequestContext {
   idempotency?: IdempotencyClaim;
   /** The write's If-Match, set by EtagInterceptor; services check it under the row lock (assertIfMatch). */
   ifMatch?: IfMatchPrecondition;
+  /** The acting tenant's test clock's time, when it has one (set by the auth guard); Clock answers it. */
+  frozenAt?: Date;
 }
 
 export interface IfMatchPrecondition {

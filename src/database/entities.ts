@@ -16,6 +16,7 @@ import { AutomationEffect, AutomationRuleSetting, EventConsumer } from '../autom
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
 import { ApiToken } from '../gateway/tokens/api-token.entity';
+import { TestClock } from '../gateway/clocks/test-clock.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
 import { TenantSettings } from '../gateway/tenants/tenant-settings.entity';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../webhooks/webhook.entity';
@@ -40,6 +41,7 @@ import {
 export const ENTITIES = [
   Tenant,
   TenantSettings,
+  TestClock,
   ApiToken,
   EventRecord,
   IdempotencyKey,

@@ -9,6 +9,11 @@ export const EVENT_TYPES = {
   'tenant.created': 'A tenant was created.',
   'token.created': 'An API token was issued (the secret is never in the event).',
   'token.revoked': 'An API token was revoked.',
+  'test_clock.created': 'A test clock was created, with the test tenant it governs (docs/test-clocks.md).',
+  'test_clock.advancing': 'A test clock started advancing to data.object.advance_to.',
+  'test_clock.ready':
+    "A test clock's advance finished: everything due up to its frozen_time was carried out (the end of an advance).",
+  'test_clock.internal_failure': 'A test clock stopped advancing on an error; it can no longer advance.',
   'tenant_settings.updated':
     "The tenant's issuer details or numbering series (GET /tenant/settings) were changed; data.changed_fields names the fields.",
   'subscriber.created': 'A subscriber was created.',

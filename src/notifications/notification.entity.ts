@@ -19,6 +19,7 @@ export const NOTIFICATION_STATUSES = Object.values(NotificationStatus);
 /** Why a notification was not sent; each is a value of `reason` on a skipped one. */
 export const SKIP_REASONS = [
   'no_mail_server',
+  'test_tenant_without_mail_server',
   'no_subscriber',
   'no_email',
   'kind_disabled_by_tenant',

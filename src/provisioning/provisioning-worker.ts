@@ -4,11 +4,13 @@ import { PollingLoop } from '../common/polling-loop';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Batcher } from '../common/batcher';
-import { Clock } from '../common/clock';
+import { atFrozenTime, Clock } from '../common/clock';
+import { groupBy } from '../common/group-by';
 import { SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService, type EventType, type NewEvent } from '../events';
+import { TenantTime } from '../gateway';
 import { type Subscriber, SubscribersService, SubscriberStatus } from '../subscribers';
 import { OrderDto } from './dto/order.dto';
 import { ServiceDto } from './dto/service.dto';
@@ -124,6 +126,7 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     private readonly services: ServicesRepository,
     private readonly plans: ServicePlansRepository,
     private readonly clock: Clock,
+    private readonly tenantTime: TenantTime,
     private readonly subscribers: SubscribersService,
     private readonly lifecycle: ServiceLifecycle,
   ) {}
@@ -232,6 +235,19 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
    * once their lease ends: none is lost.
    */
   private async completeMany(batch: Completion[]): Promise<void[]> {
+    // A test tenant's orders complete at its clock's time (docs/test-clocks.md): each time's orders apart.
+    const frozen = await this.tenantTime.frozenTimes(
+      this.dataSource.manager,
+      batch.map(({ claimed }) => claimed.tenantId),
+    );
+    const byTime = groupBy(batch, ({ claimed }) => frozen.get(claimed.tenantId)?.toISOString() ?? '');
+    for (const [time, group] of byTime) {
+      await atFrozenTime(time === '' ? null : new Date(time), () => this.completeAt(group));
+    }
+    return batch.map(() => undefined);
+  }
+
+  private async completeAt(batch: Completion[]): Promise<void> {
     // The business clock: a bill run prorates by the day an order completed.
     const now = this.clock.now();
     const completed = batch.map(({ claimed, leaseId, outcome }) => ({
@@ -239,7 +255,6 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
       order: completedOrder(claimed, outcome, now),
     }));
     await this.transactionRunner.run(SYSTEM_SCOPE, (tx) => this.recordCompleted(tx, batch, completed, now));
-    return batch.map(() => undefined);
   }
 
   /** completeMany's transaction: the locks in their order, then the orders, services, events and subscribers. */

@@ -63,7 +63,7 @@ export type NetworkOrder = Order & { disconnect: string | null; coa: string | nu
 export class PinnableClock extends Clock {
   private pinned: number | null = null;
 
-  override now(): Date {
+  protected override systemNow(): Date {
     return this.pinned === null ? new Date() : new Date(this.pinned);
   }
 

@@ -9,7 +9,7 @@ export class TestClock extends Clock {
     this.at = new Date(start).getTime();
   }
 
-  override now(): Date {
+  protected override systemNow(): Date {
     return new Date(this.at);
   }
 

@@ -10,6 +10,7 @@ import { SYSTEM_SCOPE } from '../../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { TransactionRunner } from '../../database/transaction-runner';
 import { EventsService } from '../../events';
+import { TenantTime } from '../../gateway';
 import { BillingRun, BillingRunStatus, BillingRunTrigger } from './billing-run.entity';
 import { addFigures, type BatchFigures, emptyFigures } from './batch-figures';
 import { BatchBiller } from './batch-biller';
@@ -51,7 +52,7 @@ export const UNBILLABLE_REASON = "could not be billed: an internal error, logged
 /**
  * Carries out bill runs and starts the scheduled ones. Each pass first lets the scheduler add the day's run of every
  * tenant with services (from BILLING_RUN_HOUR_UTC, one per tenant and day by a unique index, whichever instance
- * gets there first), then claims running runs one at a time with a lease it renews per batch. A run killed midway
+ * gets there first; a test tenant's days are its test clock's advances', docs/test-clocks.md), then claims running runs one at a time with a lease it renews per batch. A run killed midway
  * is taken up again once its lease runs out, and goes on where it stopped: every batch's billed periods committed
  * with its invoices, so nobody is billed twice and the next batches find who is left.
  */
@@ -69,6 +70,7 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     private readonly runs: BillingRunsRepository,
     private readonly periods: BillingPeriodsRepository,
     private readonly biller: BatchBiller,
+    private readonly tenantTime: TenantTime,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -92,11 +94,14 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
       if (!run) {
         return;
       }
-      try {
-        await this.execute(run, leaseId);
-      } catch (error) {
-        await this.fail(run, leaseId, error as Error);
-      }
+      // A test tenant's run is carried out at its clock's time (what its records are dated, its events' times).
+      await this.tenantTime.run(run.tenantId, async () => {
+        try {
+          await this.execute(run, leaseId);
+        } catch (error) {
+          await this.fail(run, leaseId, error as Error);
+        }
+      });
     }
   }
 

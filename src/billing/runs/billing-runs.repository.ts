@@ -4,9 +4,9 @@ import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { paginate, type PageQueryDto } from '../../common/pagination';
-import { tenantsTable } from '../../gateway';
+import { liveTenant, tenantsTable } from '../../gateway';
 import { servicesTable } from '../../provisioning';
-import { BillingRun, BillingRunItem, BillingRunStatus } from './billing-run.entity';
+import { BillingRun, BillingRunItem, BillingRunStatus, BillingRunTrigger } from './billing-run.entity';
 import { recordsetInsert } from '../../database/entity-columns';
 
 /** A batch's items in one statement with one parameter (a query builder binds one per column and row). */
@@ -35,6 +35,11 @@ export class BillingRunsRepository {
       }
       throw error;
     }
+  }
+
+  /** The tenant's scheduled run of `day`, if one was made. */
+  scheduledOn(manager: EntityManager, tenantId: string, day: string): Promise<BillingRun | null> {
+    return manager.findOneBy(BillingRun, { tenantId, asOf: day, trigger: BillingRunTrigger.Schedule });
   }
 
   findById(manager: EntityManager, tenantId: string, id: string): Promise<BillingRun | null> {
@@ -80,7 +85,8 @@ export class BillingRunsRepository {
          FROM ${tenantsTable('t')}
         WHERE EXISTS (SELECT 1 FROM ${servicesTable('v')} WHERE v.tenant_id = t.id)
           AND NOT EXISTS (SELECT 1 FROM billing_runs r
-                           WHERE r.tenant_id = t.id AND r.as_of >= $1::date AND r.trigger = 'schedule')`,
+                           WHERE r.tenant_id = t.id AND r.as_of >= $1::date AND r.trigger = 'schedule')
+          AND ${liveTenant('t.id')}`,
       [today],
     );
     return rows.map((row) => ({

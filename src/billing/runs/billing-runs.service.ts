@@ -6,7 +6,7 @@ import { addDays } from '../../common/dates';
 import { ApiError } from '../../common/errors/api-error';
 import { Page } from '../../common/envelope/envelope';
 import { newId } from '../../common/ids';
-import type { AuthContext } from '../../common/request-context';
+import { SYSTEM_SCOPE, type AuthContext } from '../../common/request-context';
 import { TransactionRunner } from '../../database/transaction-runner';
 import { PageQueryDto } from '../../common/pagination';
 import { BillingRun, BillingRunItem, BillingRunTrigger } from './billing-run.entity';
@@ -61,6 +61,24 @@ export class BillingRunsService {
       tx.afterCommit(() => this.worker.wake());
       return BillingRunDto.from(run);
     });
+  }
+
+  /** The tenant's scheduled run of `day`, started unless it was (a test clock's advance, docs/test-clocks.md). */
+  async scheduleDay(tenantId: string, day: string): Promise<BillingRun> {
+    const now = this.clock.now();
+    const run = newRun({
+      id: newId('brun', now),
+      tenantId,
+      asOf: day,
+      dryRun: false,
+      trigger: BillingRunTrigger.Schedule,
+      actor: SYSTEM_SCOPE.actor,
+      requestId: null,
+      at: now,
+    });
+    const made = await this.runs.insertScheduled(this.dataSource.manager, run);
+    this.worker.wake();
+    return made ? run : ((await this.runs.scheduledOn(this.dataSource.manager, tenantId, day)) ?? run);
   }
 
   get(tenantId: string, id: string): Promise<BillingRun> {

@@ -36,6 +36,15 @@ export const ERROR_CATALOG = {
     description: 'A subscriber with the same external_id or email exists.',
   },
   duplicate_tenant: { status: 409, description: 'A tenant with this slug exists.' },
+  test_clock_advancing: {
+    status: 409,
+    description:
+      'The test clock is advancing (or stopped on a failure): wait for its test_clock.ready event.',
+  },
+  test_tenant_forbidden: {
+    status: 403,
+    description: 'A test tenant (one a test clock governs) cannot create test clocks of its own.',
+  },
   duplicate_transaction: { status: 409, description: 'A transaction with this external_id exists.' },
   duplicate_ticket: { status: 409, description: 'A ticket with this external_id exists in the tenant.' },
   ticket_closed: {

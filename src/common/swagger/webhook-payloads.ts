@@ -173,6 +173,7 @@ const FAMILIES: Record<string, Family> = {
   provisioning_order: { name: 'ProvisioningOrderEventPayload', object: 'OrderDto' },
   nas: { name: 'NasEventPayload', object: 'NasDto', details: { changed_fields: CHANGED_FIELDS } },
   webhook: { name: 'WebhookEventPayload', object: 'WebhookDto' },
+  test_clock: { name: 'TestClockEventPayload', object: 'TestClockDto' },
   notification: { name: 'NotificationEventPayload', object: 'NotificationDto' },
   notification_template: { name: 'NotificationTemplateEventPayload', object: 'NotificationTemplateDto' },
   notification_preferences: {

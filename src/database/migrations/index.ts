@@ -27,6 +27,7 @@ import { Notifications1796500000000 } from './1796500000000-Notifications';
 import { SubscriberSearch1796600000000 } from './1796600000000-SubscriberSearch';
 import { Imports1796610000000 } from './1796610000000-Imports';
 import { ReportIndexes1796630000000 } from './1796630000000-ReportIndexes';
+import { TestClocks1796640000000 } from './1796640000000-TestClocks';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   SubscriberSearch1796600000000,
   Imports1796610000000,
   ReportIndexes1796630000000,
+  TestClocks1796640000000,
 ];

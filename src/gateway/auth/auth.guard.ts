@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { ApiError } from '../../common/errors/api-error';
 import { requestContext } from '../../common/request-context';
 import { AbuseService } from '../rate-limit/abuse.service';
+import { TenantTime } from '../clocks/tenant-time';
 import { TenantsService } from '../tenants/tenants.service';
 import { TokensService } from '../tokens/tokens.service';
 import { IS_PUBLIC, REQUIRED_SCOPES } from '../../common/auth/auth.decorators';
@@ -18,6 +19,7 @@ export class AuthGuard implements CanActivate {
     private readonly tokens: TokensService,
     private readonly tenants: TenantsService,
     private readonly abuse: AbuseService,
+    private readonly tenantTime: TenantTime,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -64,6 +66,8 @@ export class AuthGuard implements CanActivate {
     const store = requestContext.get();
     if (store) {
       store.auth = { tokenId: token.id, tenantId, tokenTenantId: token.tenantId, scopes: token.scopes };
+      // A test tenant's request reads its clock's time in every record it writes and every date it reasons with.
+      store.frozenAt = (await this.tenantTime.frozenAt(tenantId)) ?? undefined;
     }
     return true;
   }

@@ -64,7 +64,8 @@ export class TenantsService {
     return this.tenantsRepository.page(this.dataSource.manager, query);
   }
 
-  private async insert(tx: Tx, slug: string, name: string): Promise<Tenant> {
+  /** Creates the tenant and its tenant.created event in the caller's transaction. */
+  async insert(tx: Tx, slug: string, name: string): Promise<Tenant> {
     const now = this.clock.now();
     const tenant = await this.tenantsRepository.insert(tx.manager, {
       id: newId('ten', now),

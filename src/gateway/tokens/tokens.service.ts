@@ -6,7 +6,7 @@ import { Clock } from '../../common/clock';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService } from '../../events';
 import { ApiError } from '../../common/errors/api-error';
 import type { AuthContext, WriteScope } from '../../common/request-context';
@@ -105,29 +105,32 @@ export class TokensService {
   }
 
   issue(scope: WriteScope, input: NewToken): Promise<IssuedToken> {
+    return this.transactionRunner.run({ ...scope, idempotency: undefined }, (tx) => this.issueIn(tx, input));
+  }
+
+  /** issue, in the caller's transaction (a test clock's tenant gets its first token with it). */
+  async issueIn(tx: Tx, input: NewToken): Promise<IssuedToken> {
     const secret = input.secret ?? generateTokenSecret();
-    return this.transactionRunner.run({ ...scope, idempotency: undefined }, async (tx) => {
-      const now = this.clock.now();
-      const token = await this.tokensRepository.insert(tx.manager, {
-        id: newId('tok', now),
-        tenantId: input.tenant.id,
-        name: input.name,
-        tokenHash: hashToken(secret),
-        ...displayParts(secret),
-        scopes: input.scopes,
-        expiresAt: input.expiresAt,
-        revokedAt: null,
-        lastUsedAt: null,
-        createdAt: now,
-      });
-      await this.events.append(tx, {
-        tenantId: token.tenantId,
-        type: 'token.created',
-        subjectId: token.id,
-        object: TokenResponseDto.from(token),
-      });
-      return { token, secret };
+    const now = this.clock.now();
+    const token = await this.tokensRepository.insert(tx.manager, {
+      id: newId('tok', now),
+      tenantId: input.tenant.id,
+      name: input.name,
+      tokenHash: hashToken(secret),
+      ...displayParts(secret),
+      scopes: input.scopes,
+      expiresAt: input.expiresAt,
+      revokedAt: null,
+      lastUsedAt: null,
+      createdAt: now,
     });
+    await this.events.append(tx, {
+      tenantId: token.tenantId,
+      type: 'token.created',
+      subjectId: token.id,
+      object: TokenResponseDto.from(token),
+    });
+    return { token, secret };
   }
 
   /**

@@ -10,6 +10,7 @@ import {
   DEFAULT_LOCALE,
   DEFAULT_TIME_ZONE,
   TenantSettingsRepository,
+  TenantTime,
   type TenantMailing,
 } from '../../gateway';
 import { ServicePlansService } from '../../provisioning';
@@ -79,6 +80,7 @@ export class NotificationContent {
     private readonly ledger: LedgerService,
     private readonly plans: ServicePlansService,
     private readonly tickets: TicketsService,
+    private readonly tenantTime: TenantTime,
   ) {}
 
   async prepare(manager: EntityManager, request: ContentRequest): Promise<PreparedNotification> {
@@ -88,9 +90,11 @@ export class NotificationContent {
       recipient: subscriber?.email ?? null,
     });
     const mailing = await this.tenantSettings.mailing(manager, request.tenantId);
-    const server = mailing?.server ?? this.config.mail;
+    // A test tenant's mail goes only through its own server, never the instance's (docs/test-clocks.md).
+    const testTenant = (await this.tenantTime.frozenAt(request.tenantId)) !== null;
+    const server = mailing?.server ?? (testTenant ? null : this.config.mail);
     if (!mailing || !server) {
-      return skipped('no_mail_server');
+      return skipped(testTenant && mailing ? 'test_tenant_without_mail_server' : 'no_mail_server');
     }
     if (!mailing.sends[request.kind]) {
       return skipped('kind_disabled_by_tenant');

@@ -223,6 +223,16 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
   ids['webhook-deliveries'] = String(
     (await must(client, 'delivery', 'POST', `/api/v1/webhooks/${ids.webhooks}/test`, h)).delivery_id,
   );
+  const testClock = await must(
+    client,
+    'test clock',
+    'POST',
+    '/api/v1/test-clocks',
+    h,
+    exampleOf('createTestClock'),
+  );
+  recordSecrets(testClock.token as string);
+  ids['test-clocks'] = String(testClock.id);
   ids['billing-runs'] = String(
     (await must(client, 'bill run', 'POST', '/api/v1/billing-runs', h, exampleOf('createBillingRun'))).id,
   );
