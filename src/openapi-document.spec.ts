@@ -205,6 +205,7 @@ describe('openapi.json', () => {
       'Webhooks',
       'Notifications',
       'Events',
+      'Exports',
       'Test clocks',
       'Admin',
     ]);

@@ -57,6 +57,8 @@ const TAGS: [name: string, description: string][] = [
   [
     'Exports',
     "Subscribers, invoices, transactions and a ledger as CSV files, with their lists' filters, streamed.",
+  ],
+  [
     'Test clocks',
     "A test tenant's own time, moved forward by advances that carry out everything due in between (docs/test-clocks.md).",
   ],

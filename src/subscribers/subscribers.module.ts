@@ -9,7 +9,12 @@ import { SubscriberSearchRepository } from './subscriber-search.repository';
 @Module({
   imports: [EventsModule],
   controllers: [SubscribersController],
-  providers: [SubscribersService, SubscriberImportsService, SubscribersRepository, SubscriberSearchRepository],
+  providers: [
+    SubscribersService,
+    SubscriberImportsService,
+    SubscribersRepository,
+    SubscriberSearchRepository,
+  ],
   exports: [SubscribersService, SubscriberImportsService],
 })
 export class SubscribersModule {}
