@@ -233,6 +233,8 @@ describe('Security: secrets, tenant isolation, request ids and callbacks (issue 
         PROVISIONING_POLL_MS: '100',
         BILLING_SCHEDULER_ENABLED: 'false',
         AUTOMATION_ENABLED: 'false',
+        // The table checksums hold A's rows still: no notification settles in the background during the walk.
+        NOTIFICATION_WORKER_ENABLED: 'false',
       },
       { logDestination: mainLog.stream },
     );
@@ -247,6 +249,8 @@ describe('Security: secrets, tenant isolation, request ids and callbacks (issue 
         PROVISIONING_WORKER_ENABLED: 'false',
         BILLING_SCHEDULER_ENABLED: 'false',
         AUTOMATION_ENABLED: 'false',
+        // The table checksums hold A's rows still: no notification settles in the background during the walk.
+        NOTIFICATION_WORKER_ENABLED: 'false',
       },
       { logDestination: guardedLog.stream },
     );

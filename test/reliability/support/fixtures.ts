@@ -247,6 +247,8 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
     throw new Error(`fixture import: answered ${upload.status} ${upload.text.slice(0, 400)}`);
   }
   ids.imports = String((JSON.parse(upload.text) as { data: { id: string } }).data.id);
+  // The import worker writes the subscriber in the background: done before the suites checksum the tables.
+  await waitForImport(client, h, ids.imports);
   const events = (await client.json('GET', '/api/v1/events?limit=1', h)).body.data;
   if (Array.isArray(events) && events[0]) {
     ids.events = String(events[0].id);
@@ -260,6 +262,17 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
     ids.notifications = String(notifications[0].id);
   }
   return world;
+}
+
+async function waitForImport(client: RawClient, h: Record<string, string>, id: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const status = (await client.json('GET', `/api/v1/imports/${id}`, h)).body.data?.status;
+    if (status === 'completed' || status === 'failed') {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`fixture import ${id}: not finished within 60 s`);
 }
 
 function pick(values: Record<string, unknown>, keys: string[]): Record<string, unknown> {
