@@ -183,7 +183,7 @@ describe('openapi.json', () => {
     const ids = operations.map(({ operation }) => operation.operationId ?? '');
     expect(new Set(ids).size).toBe(ids.length);
     const verbs =
-      'get|list|create|update|delete|revoke|change|allocate|finalize|void|writeOff|rotate|test|redeliver|cancel|act|preview|advance';
+      'get|list|create|update|delete|revoke|change|allocate|finalize|void|writeOff|rotate|test|redeliver|cancel|act|preview|advance|export';
     for (const id of ids) {
       expect(id).toMatch(new RegExp(`^(${verbs})([A-Z][a-z]+)+$`));
     }

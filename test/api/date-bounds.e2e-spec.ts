@@ -54,6 +54,8 @@ const LIST_PATHS = [
   '/api/v1/billing-runs/{id}/items',
   '/api/v1/credit-notes',
   '/api/v1/events',
+  '/api/v1/imports',
+  '/api/v1/imports/{id}/errors',
   '/api/v1/invoices',
   '/api/v1/nas',
   '/api/v1/notifications',
@@ -76,6 +78,14 @@ const LIST_PATHS = [
   '/api/v1/webhooks',
   '/api/v1/webhooks/{id}/deliveries',
 ];
+/** Issue 32: the CSV exports take their lists' filters; the reports name a period or a day. */
+const EXPORT_PATHS = [
+  '/api/v1/exports/invoices.csv',
+  '/api/v1/exports/ledger.csv',
+  '/api/v1/exports/subscribers.csv',
+  '/api/v1/exports/transactions.csv',
+];
+const PERIOD_REPORTS = ['/api/v1/reports/churn', '/api/v1/reports/mrr', '/api/v1/reports/revenue'];
 const QUERY_DATES: { path: string; name: string; kind: Kind }[] = [
   ...LIST_PATHS.flatMap((path) =>
     ['created_gte', 'created_lt'].map((name): { path: string; name: string; kind: Kind } => ({
@@ -94,6 +104,19 @@ const QUERY_DATES: { path: string; name: string; kind: Kind }[] = [
   { path: '/api/v1/subscribers/{id}/statement/pdf', name: 'to', kind: 'day' },
   { path: '/api/v1/reports/tax', name: 'from', kind: 'day' },
   { path: '/api/v1/reports/tax', name: 'to', kind: 'day' },
+  ...EXPORT_PATHS.flatMap((path) =>
+    ['created_gte', 'created_lt'].map((name): { path: string; name: string; kind: Kind } => ({
+      path,
+      name,
+      kind: 'timestamp',
+    })),
+  ),
+  { path: '/api/v1/exports/transactions.csv', name: 'occurred_gte', kind: 'timestamp' },
+  { path: '/api/v1/exports/transactions.csv', name: 'occurred_lt', kind: 'timestamp' },
+  ...PERIOD_REPORTS.flatMap((path) =>
+    ['from', 'to'].map((name): { path: string; name: string; kind: Kind } => ({ path, name, kind: 'day' })),
+  ),
+  { path: '/api/v1/reports/receivables-aging', name: 'as_of', kind: 'day' },
 ];
 const BODY_DATES: { path: string; name: string; kind: Kind }[] = [
   { path: '/api/v1/billing-runs', name: 'as_of', kind: 'day' },
@@ -186,12 +209,20 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
   const tokenFor = (path: string) => (path === '/api/v1/tenants' ? t.adminToken : token);
   // The deliveries of all webhooks are listed one webhook at a time (webhook_id is required).
   // The tax report names its period (both days required): one of them is then tried.
-  const required = (path: string): Record<string, string> =>
-    path === '/api/v1/webhook-deliveries'
-      ? { webhook_id: ids.webhooks }
-      : path === '/api/v1/reports/tax'
-        ? { from: '2026-01-01', to: '2026-01-31' }
-        : {};
+  const required = (path: string): Record<string, string> => {
+    if (path === '/api/v1/webhook-deliveries') {
+      return { webhook_id: ids.webhooks };
+    }
+    if (path === '/api/v1/reports/tax' || PERIOD_REPORTS.includes(path)) {
+      const period = { from: '2026-01-01', to: '2026-01-31' };
+      return path === '/api/v1/reports/revenue' ? { ...period, group_by: 'month' } : period;
+    }
+    if (path === '/api/v1/reports/receivables-aging') {
+      return { as_of: '2026-01-31' };
+    }
+    // The ledger export is one subscriber's.
+    return path === '/api/v1/exports/ledger.csv' ? { subscriber_id: customer.subscriberId } : {};
+  };
   const get = (path: string, query: Record<string, string>) =>
     request(t.http)
       .get(concrete(path))
@@ -216,7 +247,15 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
     });
     // A run whose items the items list's date filters are tried on (a dry run: it may look ahead, and bills nothing).
     const dryRun = await runToCompletion(t, token, { dry_run: true });
+    // An import, whose errors list takes the lists' date filters too.
+    const upload = await request(t.http)
+      .post('/api/v1/imports?kind=subscribers')
+      .set(bearer(token))
+      .set('Content-Type', 'text/csv')
+      .send('external_id,full_name\ndates-1,Dates Bound\n');
+    expectSuccess(upload, 202);
     ids = {
+      imports: upload.body.data.id as string,
       'billing-runs': dryRun.id,
       services: service.id,
       subscribers: customer.subscriberId,
@@ -286,7 +325,16 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
     it.each(lists)(
       'should answer GET $path?$name=$value (in range) with a list',
       async ({ path, name, value }) => {
-        expectList(await get(path, { [name]: value }));
+        const res = await get(path, { [name]: value });
+        if (EXPORT_PATHS.includes(path)) {
+          // An export answers the CSV itself, not a list envelope.
+          expect({ status: res.status, type: res.headers['content-type'] }).toEqual({
+            status: 200,
+            type: 'text/csv; charset=utf-8',
+          });
+        } else {
+          expectList(res);
+        }
       },
     );
   });

@@ -151,6 +151,8 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     { operationId: 'actOnService', params: (all) => ({ id: all.service }) },
     { operationId: 'createBillingRun' },
     { operationId: 'createImport', query: { kind: 'subscribers' } },
+    { operationId: 'createTestClock', keep: (data, all) => (all.clock = data.id as string) },
+    { operationId: 'advanceTestClock', params: (all) => ({ id: all.clock }) },
     {
       operationId: 'createNas',
       // One FreeRADIUS client per address, across tenants: an address of this run's own.

@@ -45,7 +45,12 @@ export class RevenueRowDto {
 export class RevenueReportDto {
   @ApiProperty({ example: '2026-01-01' }) from: string;
   @ApiProperty({ example: '2026-12-31' }) to: string;
-  @ApiProperty({ enum: REVENUE_GROUPS, example: 'month' }) group_by: RevenueGroup;
+  @ApiProperty({
+    enum: REVENUE_GROUPS,
+    example: 'month',
+    description: 'What each row sums: the month of issue (month) or the plan the lines price (plan).',
+  })
+  group_by: RevenueGroup;
   @ApiProperty({
     enum: ['invoiced'],
     example: 'invoiced',
