@@ -70,6 +70,7 @@ const LIST_PATHS = [
   '/api/v1/subscribers/{id}/tickets',
   '/api/v1/tax-rates',
   '/api/v1/tenants',
+  '/api/v1/test-clocks',
   '/api/v1/tickets',
   '/api/v1/tickets/{id}/comments',
   '/api/v1/tokens',
@@ -123,6 +124,8 @@ const BODY_DATES: { path: string; name: string; kind: Kind }[] = [
   { path: '/api/v1/invoices', name: 'due_date', kind: 'day' },
   { path: '/api/v1/transactions', name: 'occurred_at', kind: 'timestamp' },
   { path: '/api/v1/tokens', name: 'expires_at', kind: 'timestamp' },
+  { path: '/api/v1/test-clocks', name: 'frozen_time', kind: 'timestamp' },
+  { path: '/api/v1/test-clocks/{id}/advance', name: 'to', kind: 'timestamp' },
 ];
 
 /** A refusal in the failure envelope naming `field` (its other keys are another item's concern). */
@@ -254,7 +257,14 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
       .set('Content-Type', 'text/csv')
       .send('external_id,full_name\ndates-1,Dates Bound\n');
     expectSuccess(upload, 202);
+    // A test clock, whose advance takes a timestamp.
+    const clock = await request(t.http)
+      .post('/api/v1/test-clocks')
+      .set(bearer(token))
+      .send({ name: 'dates', frozen_time: '2027-01-01T00:00:00.000Z' });
+    expectSuccess(clock, 201);
     ids = {
+      'test-clocks': clock.body.data.id as string,
       imports: upload.body.data.id as string,
       'billing-runs': dryRun.id,
       services: service.id,
@@ -383,12 +393,14 @@ describe('Hardening: dates are bounded to years 1900–9999', () => {
           return transactionBody(customer.subscriberId, { currency: 'EUR', ...overrides });
         case '/api/v1/tokens':
           return { name: 'dates', scopes: ['subscribers:read'], ...overrides };
+        case '/api/v1/test-clocks':
+          return { name: 'dates', ...overrides };
         default:
           return overrides;
       }
     };
     const post = (path: string, body: Record<string, unknown>) =>
-      request(t.http).post(path).set(bearer(token)).send(bodyFor(path, body));
+      request(t.http).post(concrete(path)).set(bearer(token)).send(bodyFor(path, body));
 
     const outOfRange = BODY_DATES.flatMap((input) =>
       (input.kind === 'day' ? [...OUT_OF_RANGE_DAYS, ...YEAR_10000_TIMESTAMPS] : OUT_OF_RANGE_TIMESTAMPS).map(
