@@ -283,8 +283,9 @@ describe('Exports (e2e)', () => {
             .get('/api/v1/exports/subscribers.csv')
             .set(bearer(big.token))
             .buffer(true)
-            .parse((res) => {
-              res.once('data', () => {
+            .parse((res, _done: (err: Error | null, body: unknown) => void) => {
+              // superagent hands a parser the response stream itself (its type says the wrapper).
+              (res as unknown as NodeJS.ReadableStream).once('data', () => {
                 req.abort();
                 resolve();
               });

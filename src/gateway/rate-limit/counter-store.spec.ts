@@ -64,13 +64,7 @@ describe('CounterThrottlerStorage', () => {
   ])(
     'should say a window with %p ms left resets in %p s (1 to the window, whole seconds up)',
     async (left, seconds) => {
-      const record = await storageAnswering({ count: 1, resetMs: left }).increment(
-        'key',
-        60_000,
-        3,
-        60_000,
-        'default',
-      );
+      const record = await storageAnswering({ count: 1, resetMs: left }).increment('key', 60_000, 3);
       expect(record.timeToExpire).toBe(seconds);
       expect(record.timeToBlockExpire).toBe(seconds);
     },
