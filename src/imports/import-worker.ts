@@ -14,9 +14,6 @@ import { ImportJob, ImportRow, ImportRowError, ImportStatus } from './import.ent
 import { validateRow } from './import-rows';
 import { type BatchFigures, ImportsRepository } from './imports.repository';
 
-/** A job still receiving its upload this long is one an instance died reading: it is discarded. */
-const ABANDONED_UPLOAD_MS = 60 * 60 * 1000;
-
 /** Thrown to roll a dry run's batch back once its results are known. */
 class DryRunDone extends Error {
   constructor(readonly results: SubscriberImportResult[]) {
@@ -83,7 +80,7 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private async pass(): Promise<void> {
-    await this.imports.discardAbandoned(this.dataSource.manager, ABANDONED_UPLOAD_MS);
+    await this.imports.discardAbandoned(this.dataSource.manager);
     while (!this.loop.stopped) {
       const leaseId = randomUUID();
       const job = await this.imports.claim(this.dataSource.manager, leaseId, this.config.imports.leaseMs);

@@ -21,8 +21,17 @@ export interface BatchFigures {
 /** The only place imports, import_rows and import_errors are read and written. */
 @Injectable()
 export class ImportsRepository {
-  async insert(manager: EntityManager, job: ImportJob): Promise<void> {
-    await manager.insert(ImportJob, job);
+  /**
+   * A job that starts receiving its upload, held for `holdMs` by the database's clock (lease_until): the time a
+   * test tenant's records are dated by says nothing of how long an upload has been arriving.
+   */
+  async insertReceiving(manager: EntityManager, job: ImportJob, holdMs: number): Promise<void> {
+    await manager
+      .createQueryBuilder()
+      .insert()
+      .into(ImportJob)
+      .values({ ...job, leaseUntil: () => `now() + make_interval(secs => ${Math.ceil(holdMs / 1000)})` })
+      .execute();
   }
 
   async insertRows(manager: EntityManager, rows: readonly ImportRow[]): Promise<void> {
@@ -32,12 +41,13 @@ export class ImportsRepository {
   }
 
   /** The upload is stored: the job becomes visible and claimable. */
-  async queue(manager: EntityManager, id: string, rowsTotal: number, at: Date): Promise<void> {
-    await manager.update(
+  async queue(manager: EntityManager, id: string, rowsTotal: number, at: Date): Promise<boolean> {
+    const { affected } = await manager.update(
       ImportJob,
       { id, status: ImportStatus.Receiving },
-      { status: ImportStatus.Queued, rowsTotal, updatedAt: at },
+      { status: ImportStatus.Queued, rowsTotal, leaseUntil: null, updatedAt: at },
     );
+    return affected === 1;
   }
 
   /** An upload refused or cut off: its job and rows go (the rows by cascade). */
@@ -45,13 +55,9 @@ export class ImportsRepository {
     await manager.delete(ImportJob, { id, status: ImportStatus.Receiving });
   }
 
-  /** Uploads an instance died receiving: a job still receiving after `olderThanMs` is discarded. */
-  async discardAbandoned(manager: EntityManager, olderThanMs: number): Promise<void> {
-    await manager.query(
-      `DELETE FROM imports WHERE status = 'receiving'
-          AND created_at < now() - make_interval(secs => $1::float8 / 1000)`,
-      [olderThanMs],
-    );
+  /** Uploads an instance died receiving: a job still receiving once its hold (insertReceiving) ran out is discarded. */
+  async discardAbandoned(manager: EntityManager): Promise<void> {
+    await manager.query(`DELETE FROM imports WHERE status = 'receiving' AND lease_until < now()`);
   }
 
   /** Takes one queued or running job whose claim is free or ran out, for `leaseMs` by the database's clock. */

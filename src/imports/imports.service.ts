@@ -28,6 +28,8 @@ import { type FormFields, openUpload, type UploadedFile } from './upload';
 
 /** Rows stored per statement while an upload is read. */
 const STORE_CHUNK = 1000;
+/** A job still receiving its upload an hour after it began is one an instance died reading: the worker discards it. */
+const UPLOAD_HOLD_MS = 60 * 60 * 1000;
 
 interface ImportOptions {
   kind: ImportKind;
@@ -116,11 +118,17 @@ export class ImportsService {
         createdAt: now,
         updatedAt: now,
       });
-      await this.imports.insert(this.dataSource.manager, job);
+      await this.imports.insertReceiving(this.dataSource.manager, job, UPLOAD_HOLD_MS);
       const rowsTotal = await this.store(job, file, new RowReader(options.kind, options.format));
       const stored = job;
       await this.transactionRunner.run(auth, async (tx) => {
-        await this.imports.queue(tx.manager, stored.id, rowsTotal, this.clock.now());
+        if (!(await this.imports.queue(tx.manager, stored.id, rowsTotal, this.clock.now()))) {
+          // Held past UPLOAD_HOLD_MS, the job was discarded as abandoned: nothing of it is left.
+          throw new ApiError(
+            'invalid_import_file',
+            'The upload took longer than an hour to arrive and was discarded; send it again.',
+          );
+        }
         tx.afterCommit(() => this.worker.wake());
       });
       return ImportDto.from(await this.imports.getById(this.dataSource.manager, auth.tenantId, job.id));
