@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { uniqueSlug, type TestApp, appSuite } from '../support/test-app';
+import { waitUntil } from '../support/wait-for';
 
 /**
  * Swagger's Try-it-out, replayed: every POST and PATCH of the committed openapi.json, in the order an integrator calls
@@ -150,7 +151,11 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     { operationId: 'cancelProvisioningOrder', params: (all) => ({ id: all.order }) },
     { operationId: 'actOnService', params: (all) => ({ id: all.service }) },
     { operationId: 'createBillingRun' },
-    { operationId: 'createImport', query: { kind: 'subscribers' } },
+    {
+      operationId: 'createImport',
+      query: { kind: 'subscribers' },
+      keep: (data, all) => (all.import = data.id as string),
+    },
     { operationId: 'createTestClock', keep: (data, all) => (all.clock = data.id as string) },
     { operationId: 'advanceTestClock', params: (all) => ({ id: all.clock }) },
     {
@@ -220,5 +225,19 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
       });
       step.keep?.(answer.body.data as Record<string, unknown>, ids);
     }
-  });
+    // The import and the advance go on in the background: waited for, so that no later suite's app (on the same
+    // database) takes them over once this app is closed.
+    const read = (path: string) =>
+      request(t.http).get(path).set('Authorization', `Bearer ${t.adminToken}`).set('X-Tenant-ID', ids.tenant);
+    await waitUntil(
+      () => read(`/api/v1/imports/${ids.import}`),
+      (res) => ['completed', 'failed'].includes(res.body.data?.status as string),
+      { what: 'the example import ended', timeout: 60_000 },
+    );
+    await waitUntil(
+      () => read(`/api/v1/test-clocks/${ids.clock}`),
+      (res) => res.body.data?.status === 'ready',
+      { what: 'the example test clock ready', timeout: 120_000 },
+    );
+  }, 180_000);
 });
