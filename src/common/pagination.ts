@@ -47,34 +47,43 @@ export function encodeCursor(createdAt: Date, id: string): string {
   return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
 }
 
-export function decodeCursor(raw: string): Cursor {
-  const invalid = new ApiError(
-    'invalid_cursor',
-    'starting_after is not a cursor this API issued.',
-    'starting_after',
-  );
+/**
+ * A cursor's two parts as this API encodes them (`[first, id]` in base64url JSON), `first` checked by `isFirst`; any
+ * other text is 400 invalid_cursor with `message`.
+ */
+function decodePair<First>(
+  raw: string,
+  message: string,
+  isFirst: (value: unknown) => value is First,
+): [First, string] {
+  const invalid = new ApiError('invalid_cursor', message, 'starting_after');
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
   } catch {
     throw invalid;
   }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 2 ||
-    typeof parsed[0] !== 'string' ||
-    typeof parsed[1] !== 'string'
-  ) {
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !isFirst(parsed[0]) || typeof parsed[1] !== 'string') {
     throw invalid;
   }
-  const createdAt = new Date(parsed[0]);
-  // Every cursor this API issues holds a record's time and id (`sub_01J…`, or a number): a year outside 1..9999, or
-  // an id of other characters (a NUL Postgres cannot even compare), was crafted.
+  // Every cursor this API issues holds an id `sub_01J…` (or radacct's number): other characters (a NUL Postgres
+  // cannot even compare) were crafted.
+  if (!CURSOR_ID.test(parsed[1])) {
+    throw invalid;
+  }
+  return [parsed[0], parsed[1]];
+}
+
+export function decodeCursor(raw: string): Cursor {
+  const message = 'starting_after is not a cursor this API issued.';
+  const [time, id] = decodePair(raw, message, (value): value is string => typeof value === 'string');
+  const createdAt = new Date(time);
+  // Every cursor this API issues holds a record's time: a year outside 1..9999 was crafted.
   const year = createdAt.getUTCFullYear();
-  if (Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999 || !CURSOR_ID.test(parsed[1])) {
-    throw invalid;
+  if (Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999) {
+    throw new ApiError('invalid_cursor', message, 'starting_after');
   }
-  return { createdAt, id: parsed[1] };
+  return { createdAt, id };
 }
 
 /**
@@ -131,27 +140,11 @@ export function encodeRankCursor(rank: number, id: string): string {
 }
 
 export function decodeRankCursor(raw: string): RankCursor {
-  const invalid = new ApiError(
-    'invalid_cursor',
+  const [rank, id] = decodePair(
+    raw,
     'starting_after is not a cursor this API issued for a search (q): a search pages with its own cursors.',
-    'starting_after',
+    (value): value is number =>
+      Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= 2_000_000_000,
   );
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid;
-  }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 2 ||
-    !Number.isSafeInteger(parsed[0]) ||
-    (parsed[0] as number) < 0 ||
-    (parsed[0] as number) > 2_000_000_000 ||
-    typeof parsed[1] !== 'string' ||
-    !CURSOR_ID.test(parsed[1])
-  ) {
-    throw invalid;
-  }
-  return { rank: parsed[0] as number, id: parsed[1] };
+  return { rank, id };
 }

@@ -23,29 +23,23 @@ export type SubscriberImportResult =
   { row: number; outcome: SubscriberImportOutcome } | { row: number; error: ApiError };
 
 /** The fields of a create body an existing subscriber takes from an imported row (status moves go through /status). */
+const UPDATABLE = [
+  'full_name',
+  'email',
+  'phone',
+  'billing_profile_id',
+  'address',
+  'metadata',
+  'tax_exempt',
+  'tax_exempt_reason',
+  'tax_id',
+] as const satisfies readonly (keyof CreateSubscriberDto & keyof UpdateSubscriberDto)[];
+
 function asUpdate(dto: CreateSubscriberDto): UpdateSubscriberDto {
-  const {
-    full_name,
-    email,
-    phone,
-    billing_profile_id,
-    address,
-    metadata,
-    tax_exempt,
-    tax_exempt_reason,
-    tax_id,
-  } = dto;
-  return Object.assign(new UpdateSubscriberDto(), {
-    full_name,
-    email,
-    phone,
-    billing_profile_id,
-    address,
-    metadata,
-    tax_exempt,
-    tax_exempt_reason,
-    tax_id,
-  });
+  return Object.assign(
+    new UpdateSubscriberDto(),
+    Object.fromEntries(UPDATABLE.map((field) => [field, dto[field]])),
+  );
 }
 
 /**

@@ -2,21 +2,28 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
 
 /** A calendar month, YYYY-MM. */
-export const MONTH_PATTERN = '^\\d{4}-\\d{2}$';
+const MONTH_PATTERN = '^\\d{4}-\\d{2}$';
 /** A ratio to 4 decimals, possibly negative. */
 const RATE_PATTERN = '^-?\\d+\\.\\d{4}$';
+
+/** A YYYY-MM property of a report (nullable where a row stands for a whole period or a plan). */
+export function ApiMonth(options: { example?: string; description?: string; nullable?: boolean } = {}) {
+  const { example = '2026-03', description, nullable = false } = options;
+  return ApiProperty({
+    example,
+    ...(nullable ? { nullable: true, type: String } : {}),
+    maxLength: 7,
+    pattern: MONTH_PATTERN,
+    ...(description === undefined ? {} : { description }),
+  });
+}
 
 @ApiSchema({
   description:
     'One calendar month (UTC) of MRR in one currency: opening + new + expansion + reactivation − contraction − churned = closing.',
 })
 export class MrrMonthDto {
-  @ApiProperty({
-    example: '2026-03',
-    maxLength: 7,
-    pattern: MONTH_PATTERN,
-    description: 'The calendar month (UTC), YYYY-MM.',
-  })
+  @ApiMonth({ description: 'The calendar month (UTC), YYYY-MM.' })
   month: string;
   @ApiProperty({ example: 'EUR' }) currency: string;
   @ApiMoney({ example: 1240000, description: 'MRR at the end of the month before.' }) opening_mrr: number;
@@ -53,19 +60,9 @@ export class MrrPlanMonthDto extends MrrMonthDto {
 
 @ApiSchema({ description: 'Monthly recurring revenue per month, currency and plan, with its movements.' })
 export class MrrReportDto {
-  @ApiProperty({
-    example: '2026-01',
-    maxLength: 7,
-    pattern: MONTH_PATTERN,
-    description: 'The first month reported.',
-  })
+  @ApiMonth({ example: '2026-01', description: 'The first month reported.' })
   from: string;
-  @ApiProperty({
-    example: '2026-12',
-    maxLength: 7,
-    pattern: MONTH_PATTERN,
-    description: 'The last month reported.',
-  })
+  @ApiMonth({ example: '2026-12', description: 'The last month reported.' })
   to: string;
   @ApiProperty({ type: [MrrMonthDto], description: 'Per currency, every month from `from` to `to`.' })
   months: MrrMonthDto[];
@@ -79,14 +76,7 @@ export class MrrReportDto {
 @ApiSchema({ description: 'Churn over the period in one currency (or one month of it).' })
 export class ChurnRowDto {
   @ApiProperty({ example: 'EUR' }) currency: string;
-  @ApiProperty({
-    example: '2026-03',
-    nullable: true,
-    type: String,
-    maxLength: 7,
-    pattern: MONTH_PATTERN,
-    description: 'The month; null for the whole period.',
-  })
+  @ApiMonth({ nullable: true, description: 'The month; null for the whole period.' })
   month: string | null;
   @ApiInteger({ example: 200, description: 'Subscribers with MRR at the start.' })
   opening_subscribers: number;
@@ -124,8 +114,8 @@ export class ChurnRowDto {
 
 @ApiSchema({ description: 'Subscribers and MRR churned, per currency over the period and per month.' })
 export class ChurnReportDto {
-  @ApiProperty({ example: '2026-01', maxLength: 7, pattern: MONTH_PATTERN }) from: string;
-  @ApiProperty({ example: '2026-12', maxLength: 7, pattern: MONTH_PATTERN }) to: string;
+  @ApiMonth({ example: '2026-01' }) from: string;
+  @ApiMonth({ example: '2026-12' }) to: string;
   @ApiProperty({ type: [ChurnRowDto], description: 'Per currency, the whole period (month null).' })
   totals: ChurnRowDto[];
   @ApiProperty({ type: [ChurnRowDto], description: 'Per currency and month.' }) months: ChurnRowDto[];

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ApiInteger, ApiMoney } from '../../../common/swagger/api-types';
-import { MONTH_PATTERN } from './mrr-report.dto';
+import { ApiMonth } from './mrr-report.dto';
 import { REVENUE_GROUPS, type RevenueGroup } from './report-query.dto';
 
 @ApiSchema({
@@ -8,14 +8,7 @@ import { REVENUE_GROUPS, type RevenueGroup } from './report-query.dto';
 })
 export class RevenueRowDto {
   @ApiProperty({ example: 'EUR' }) currency: string;
-  @ApiProperty({
-    example: '2026-03',
-    nullable: true,
-    type: String,
-    maxLength: 7,
-    pattern: MONTH_PATTERN,
-    description: 'group_by=month: the month of issue.',
-  })
+  @ApiMonth({ nullable: true, description: 'group_by=month: the month of issue.' })
   month: string | null;
   @ApiProperty({
     example: 'pln_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
