@@ -35,12 +35,12 @@ import { waitUntil } from '../support/wait-for';
  * 1 January 2031 00:00 UTC, and the ISP is the clock's test tenant, acting with the admin token the clock was made
  * with. Its time moves only by POST /test-clocks/{id}/advance: the test advances the clock to 10:00 UTC of each day
  * something happens (1 January to 15 February 2031) and waits for the clock to be `ready` (GET /test-clocks/{id}).
- * By then the advance has carried out, day by day, every billing day's bill run (at BILLING_RUN_HOUR_UTC, 02:00), the
- * overdue sweep and suspensions for non-payment, and the rules' reactions to them; the test then acts as the ISP
- * would (the rules react to its acts at the clock's time, the provisioning worker completes its orders), and asserts
- * the whole table: per subscriber its status, its services' statuses, its invoices (total, status, amount due, due
- * date), its balance (GET /subscribers/{id}/balance), its pending charges and its invoice.overdue events. Nothing
- * sets the time, and nothing is read or written but through the API.
+ * By then the advance has carried out, day by day, each day's scheduled bill run (at BILLING_RUN_HOUR_UTC, 02:00;
+ * it bills those whose billing day it is), the overdue sweep and suspensions for non-payment, and the rules' reactions
+ * to them; the test then acts as the ISP would (the rules react to its acts at the clock's time, the provisioning
+ * worker completes its orders), and asserts the whole table: per subscriber its status, its services' statuses, its
+ * invoices (total, status, amount due, due date), its balance (GET /subscribers/{id}/balance), its pending charges
+ * and its invoice.overdue events. Nothing sets the time, and nothing is read or written but through the API.
  *
  * Every expected figure is literal, worked out by hand in the comments: proration is round_half_up(amount × days /
  * days of the billing period holding them), January 2031 has 31 days, February 28.
