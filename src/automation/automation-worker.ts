@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { PollingLoop } from '../common/polling-loop';
+import { Inject, Injectable } from '@nestjs/common';
+import { PolledWorker } from '../common/polled-worker';
 import { ALLOCATABLE_KINDS, CollectionsService, type TransactionKind } from '../billing';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { atFrozenTime, Clock } from '../common/clock';
@@ -41,10 +41,7 @@ for (const rule of RULES) {
  * cursor row is taken FOR UPDATE SKIP LOCKED: one instance reads at a time, the others skip.
  */
 @Injectable()
-export class AutomationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('AutomationWorker');
-  private readonly loop = new PollingLoop(this.logger, 'automation pass failed', () => this.pass());
-
+export class AutomationWorker extends PolledWorker {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
@@ -59,25 +56,15 @@ export class AutomationWorker implements OnApplicationBootstrap, OnApplicationSh
     private readonly fees: FeeRules,
     private readonly dunning: DunningSweeps,
     private readonly tenantTime: TenantTime,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.automation.enabled) {
-      return;
-    }
-    this.loop.start(this.config.automation.pollMs);
+  ) {
+    super('AutomationWorker', 'automation pass failed');
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.loop.stop();
+  protected pollMs(): number | null {
+    return this.config.automation.enabled ? this.config.automation.pollMs : null;
   }
 
-  /** Starts a pass now, or right after the one under way. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     await this.dunning.sweepOverdue();
     await this.dunning.sweepReminders();
     await this.fees.sweepLateFees();

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { PollingLoop } from '../common/polling-loop';
+import { PolledWorker } from '../common/polled-worker';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Batcher } from '../common/batcher';
@@ -111,9 +111,7 @@ export function moveService(
  * a claim that finish together are recorded in one transaction (Batcher), each as it would be alone.
  */
 @Injectable()
-export class ProvisioningWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('ProvisioningWorker');
-  private readonly loop = new PollingLoop(this.logger, 'provisioning pass failed', () => this.drain());
+export class ProvisioningWorker extends PolledWorker {
   private readonly completions = new Batcher<Completion, void>((batch) => this.completeMany(batch));
 
   constructor(
@@ -129,31 +127,29 @@ export class ProvisioningWorker implements OnApplicationBootstrap, OnApplication
     private readonly tenantTime: TenantTime,
     private readonly subscribers: SubscribersService,
     private readonly lifecycle: ServiceLifecycle,
-  ) {}
+  ) {
+    super('ProvisioningWorker', 'provisioning pass failed');
+  }
 
-  onApplicationBootstrap(): void {
+  override onApplicationBootstrap(): void {
     if (this.driver.name === 'none') {
       this.logger.warn({
         msg: 'NETWORK_DRIVER=none: provisioning orders complete without reaching any network (setups with no network only)',
       });
     }
-    if (!this.config.provisioning.workerEnabled) {
-      return;
-    }
-    this.loop.start(this.config.provisioning.pollMs);
+    super.onApplicationBootstrap();
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.loop.stop();
+  protected pollMs(): number | null {
+    return this.config.provisioning.workerEnabled ? this.config.provisioning.pollMs : null;
+  }
+
+  override async onApplicationShutdown(): Promise<void> {
+    await super.onApplicationShutdown();
     await this.driver.close?.();
   }
 
-  /** Starts a pass now, or right after the one under way. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  private async drain(): Promise<void> {
+  protected async pass(): Promise<void> {
     await Promise.all(Array.from({ length: LANES }, () => this.lane()));
   }
 

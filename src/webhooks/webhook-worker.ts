@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { PollingLoop } from '../common/polling-loop';
+import { PolledWorker } from '../common/polled-worker';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
@@ -51,10 +51,7 @@ export function retryInSeconds(
  * A pass runs on every poll tick and right after a commit that queued deliveries (wake).
  */
 @Injectable()
-export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('WebhookWorker');
-  private readonly loop = new PollingLoop(this.logger, 'webhook pass failed', () => this.drain());
-
+export class WebhookWorker extends PolledWorker {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -63,25 +60,15 @@ export class WebhookWorker implements OnApplicationBootstrap, OnApplicationShutd
     private readonly webhooks: WebhooksRepository,
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly clock: Clock,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.webhooks.workerEnabled) {
-      return;
-    }
-    this.loop.start(this.config.webhooks.pollMs);
+  ) {
+    super('WebhookWorker', 'webhook pass failed');
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.loop.stop();
+  protected pollMs(): number | null {
+    return this.config.webhooks.workerEnabled ? this.config.webhooks.pollMs : null;
   }
 
-  /** Starts a pass now, or right after the one under way. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  private async drain(): Promise<void> {
+  protected async pass(): Promise<void> {
     const batch = this.config.webhooks.concurrency;
     for (;;) {
       if (this.loop.stopped) {

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { PollingLoop } from '../../common/polling-loop';
+import { PolledWorker } from '../../common/polled-worker';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock';
@@ -57,10 +57,7 @@ export const UNBILLABLE_REASON = "could not be billed: an internal error, logged
  * with its invoices, so nobody is billed twice and the next batches find who is left.
  */
 @Injectable()
-export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('BillingRunWorker');
-  private readonly loop = new PollingLoop(this.logger, 'bill run pass failed', () => this.pass());
-
+export class BillingRunWorker extends PolledWorker {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -71,22 +68,15 @@ export class BillingRunWorker implements OnApplicationBootstrap, OnApplicationSh
     private readonly periods: BillingPeriodsRepository,
     private readonly biller: BatchBiller,
     private readonly tenantTime: TenantTime,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.loop.start(this.config.automation.pollMs);
+  ) {
+    super('BillingRunWorker', 'bill run pass failed');
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.loop.stop();
+  protected pollMs(): number {
+    return this.config.automation.pollMs;
   }
 
-  /** Starts a pass now, or right after the one under way. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     await this.schedule();
     while (!this.loop.stopped) {
       const leaseId = randomUUID();

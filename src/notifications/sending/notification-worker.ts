@@ -1,9 +1,9 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock';
 import { newId } from '../../common/ids';
-import { PollingLoop } from '../../common/polling-loop';
+import { PolledWorker } from '../../common/polled-worker';
 import { SYSTEM_SCOPE } from '../../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { TransactionRunner } from '../../database/transaction-runner';
@@ -37,10 +37,7 @@ export function notificationRetryInS(
  * NOTIFICATION_RETRY_DELAYS_S; a permanent one (5xx) fails with the server's answer.
  */
 @Injectable()
-export class NotificationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('NotificationWorker');
-  private readonly loop = new PollingLoop(this.logger, 'notification pass failed', () => this.drain());
-
+export class NotificationWorker extends PolledWorker {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -50,21 +47,22 @@ export class NotificationWorker implements OnApplicationBootstrap, OnApplication
     private readonly content: NotificationContent,
     private readonly sender: MailSender,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    super('NotificationWorker', 'notification pass failed');
+  }
 
-  onApplicationBootstrap(): void {
-    if (!this.config.notifications.workerEnabled) {
-      return;
+  override onApplicationBootstrap(): void {
+    if (this.config.notifications.workerEnabled) {
+      this.events.onDeliveriesQueued(() => this.loop.wake());
     }
-    this.events.onDeliveriesQueued(() => this.loop.wake());
-    this.loop.start(this.config.notifications.pollMs);
+    super.onApplicationBootstrap();
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.loop.stop();
+  protected pollMs(): number | null {
+    return this.config.notifications.workerEnabled ? this.config.notifications.pollMs : null;
   }
 
-  private async drain(): Promise<void> {
+  protected async pass(): Promise<void> {
     const batch = this.config.notifications.concurrency;
     for (;;) {
       if (this.loop.stopped) {
