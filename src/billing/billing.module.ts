@@ -145,6 +145,7 @@ export class BillingModule implements OnModuleInit {
     private readonly ledger: LedgerService,
     private readonly plans: ServicePlansService,
     private readonly taxRates: TaxRatesService,
+    private readonly mrr: MrrRepository,
   ) {}
 
   /** A service is billed through its subscriber's profile (or the default): its plan must be in that currency. */
@@ -152,6 +153,13 @@ export class BillingModule implements OnModuleInit {
     // A service that ends is settled at once: its prepaid days credited, its unbilled days charged (pending charges).
     this.lifecycle.onEnded((tx, tenantId, serviceIds) =>
       this.settlement.settleEnded(tx, tenantId, serviceIds),
+    );
+    // The reports' MRR steps follow the plan history and the plans' prices in the same transaction (docs/reports.md).
+    this.lifecycle.onPlanHistory((tx, tenantId, subscriberIds) =>
+      this.mrr.refresh(tx.manager, tenantId, subscriberIds),
+    );
+    this.lifecycle.onPlanRepriced(async (tx, tenantId, planId) =>
+      this.mrr.refresh(tx.manager, tenantId, await this.mrr.subscribersOnPlan(tx.manager, tenantId, planId)),
     );
     this.services.useBillingCurrency(
       async (manager, tenantId, profileId) =>

@@ -81,6 +81,13 @@ export function completedOrder(
  * Moves the service to where its completed order leaves it (status, plan, the day it was activated or terminated);
  * answers whether it changed, so it is written.
  */
+/** The actions whose completion moves a service's plan history or active life (what MRR is made of). */
+const PLAN_HISTORY_ACTIONS: readonly OrderAction[] = [
+  OrderAction.Activate,
+  OrderAction.ChangePlan,
+  OrderAction.Terminate,
+];
+
 export function moveService(
   service: Service,
   order: ProvisioningOrder,
@@ -274,6 +281,7 @@ export class ProvisioningWorker extends PolledWorker {
     const held = new Set(await this.orders.completeClaimed(tx.manager, completed));
     const activated = new Map<Subscriber, string>();
     const moved: Service[] = [];
+    const history: ProvisioningOrder[] = [];
     const events: NewEvent[] = [];
     batch.forEach(({ status }, index) => {
       const { order } = completed[index];
@@ -287,6 +295,9 @@ export class ProvisioningWorker extends PolledWorker {
       }
       if (moveService(service, order, status, now)) {
         moved.push(service);
+      }
+      if (PLAN_HISTORY_ACTIONS.includes(order.action)) {
+        history.push(order);
       }
       const joiner = joining.get(`${order.tenantId}/${order.subscriberId}`);
       if (order.action === OrderAction.Activate && status === ServiceStatus.Active && joiner) {
@@ -304,6 +315,7 @@ export class ProvisioningWorker extends PolledWorker {
       tx,
       moved.filter((service) => service.status === ServiceStatus.Terminated),
     );
+    await this.lifecycle.planHistoryMoved(tx, history);
     for (const [subscriber, serviceId] of activated) {
       await this.subscribers.followService(
         tx,

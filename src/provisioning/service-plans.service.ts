@@ -18,6 +18,7 @@ import {
 } from './dto/service-plan.dto';
 import { ServicePlan } from './provisioning.entity';
 import { ServicePlansRepository } from './service-plans.repository';
+import { ServiceLifecycle } from './service-lifecycle';
 
 function writeError(error: unknown): ApiError | null {
   return isUniqueViolation(error, 'uq_service_plans_name')
@@ -55,6 +56,7 @@ export class ServicePlansService {
     private readonly events: EventsService,
     private readonly plans: ServicePlansRepository,
     private readonly clock: Clock,
+    private readonly lifecycle: ServiceLifecycle,
   ) {}
 
   /** Registers billing's check of a plan's tax_rate_ids (see TaxRatesCheck). */
@@ -152,6 +154,10 @@ export class ServicePlansService {
         }
         Object.assign(plan, next, { updatedAt: this.clock.now() });
         await this.plans.update(tx.manager, plan);
+        if (changed.includes('price')) {
+          // The MRR of every past service on the plan is its price now (docs/reports.md, "MRR").
+          await this.lifecycle.planRepriced(tx, auth.tenantId, plan.id);
+        }
         const answer = ServicePlanDto.from(plan);
         await this.events.append(tx, {
           tenantId: auth.tenantId,

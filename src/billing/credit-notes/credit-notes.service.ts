@@ -29,6 +29,7 @@ import { CreditNoteProblem, planCreditNote, type CreditRequest } from './credit-
 import { CreditNote } from './credit-note.entity';
 import { CreditNotesRepository } from './credit-notes.repository';
 import { CreateCreditNoteDto, CreditNoteDto, ListCreditNotesQueryDto } from './dto/credit-note.dto';
+import { RevenueRepository } from '../reports/revenue.repository';
 
 /** Statuses an invoice takes credit notes in: issued and not voided nor written off. */
 const CREDITABLE = [InvoiceStatus.Open, InvoiceStatus.PartiallyPaid, InvoiceStatus.Paid];
@@ -55,6 +56,7 @@ export class CreditNotesService {
     private readonly taxes: InvoiceTaxes,
     private readonly profiles: BillingProfilesService,
     private readonly clock: Clock,
+    private readonly revenue: RevenueRepository,
   ) {}
 
   create(auth: AuthContext, invoiceId: string, dto: CreateCreditNoteDto): Promise<CreditNoteDto> {
@@ -106,6 +108,7 @@ export class CreditNotesService {
         refunded: refund ? refund.amount : null,
         createdAt: now,
       });
+      await this.revenue.record(manager, tenantId, { creditNoteIds: [note.id] });
       await this.events.append(tx, {
         tenantId,
         type: 'credit_note.created',

@@ -18,6 +18,7 @@ import type { Allocation } from '../transactions/transaction.entity';
 import { InvoiceDto } from './dto/invoice-response.dto';
 import { Invoice, type InvoiceLine, InvoiceStatus } from './invoice.entity';
 import { InvoicesRepository } from './invoices.repository';
+import { RevenueRepository } from '../reports/revenue.repository';
 
 /** An issued invoice owes its total; one of total 0 owes nothing and is paid from the start. */
 export function issuedStatus(total: number): InvoiceStatus {
@@ -79,6 +80,7 @@ export class InvoiceIssuer {
     private readonly clock: Clock,
     private readonly taxes: InvoiceTaxes,
     private readonly numbering: NumberingService,
+    private readonly revenue: RevenueRepository,
   ) {}
 
   /**
@@ -147,6 +149,7 @@ export class InvoiceIssuer {
       await this.numbered(tx, row);
     }
     const invoice = await this.invoices.insert(tx.manager, row);
+    await this.revenue.record(tx.manager, invoice.tenantId, { invoiceIds: [invoice.id] });
     await this.events.append(tx, {
       tenantId: invoice.tenantId,
       type: 'invoice.created',

@@ -22,6 +22,7 @@ import { InvoiceDto } from './dto/invoice-response.dto';
 import { Invoice, InvoiceLine, InvoiceStatus, PAYABLE_STATUSES } from './invoice.entity';
 import { InvoicesRepository } from './invoices.repository';
 import { InvoiceIssuer, issuedStatus, newInvoice } from './invoice-issuer';
+import { RevenueRepository } from '../reports/revenue.repository';
 
 /** A manual invoice's lines as the request states them (untaxed), refused when they pass the largest amount kept. */
 function manualLines(dto: CreateInvoiceDto): InvoiceLine[] {
@@ -60,6 +61,7 @@ export class InvoicesService {
     private readonly profiles: BillingProfilesService,
     private readonly issuer: InvoiceIssuer,
     private readonly clock: Clock,
+    private readonly revenue: RevenueRepository,
   ) {}
 
   create(auth: AuthContext, dto: CreateInvoiceDto): Promise<InvoiceDto> {
@@ -169,6 +171,7 @@ export class InvoicesService {
         'paidAt',
         'updatedAt',
       ]);
+      await this.revenue.record(tx.manager, tenantId, { invoiceIds: [invoice.id] });
       await this.issuer.markInvoiced(tx, invoice, charges, invoice.finalizedAt);
       const applied = await this.issuer.open(tx, invoice);
       return InvoiceDto.from(invoice, this.clock.today(), [...allocations, ...applied]);
@@ -193,6 +196,8 @@ export class InvoicesService {
       invoice.voidedAt = this.clock.now();
       invoice.voidReason = reason;
       invoice.updatedAt = invoice.voidedAt;
+      // What the invoice counted in revenue (nothing for a draft) is taken back while its row is still issued.
+      await this.revenue.record(manager, tenantId, { invoiceIds: [invoice.id] }, -1);
       await this.invoices.update(manager, invoice, ['status', 'voidedAt', 'voidReason', 'updatedAt']);
       if (wasOpen) {
         await this.ledger.post(manager, {

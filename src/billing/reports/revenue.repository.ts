@@ -17,16 +17,85 @@ export interface RevenueSumRow {
   credit_notes: number;
 }
 
-/** A document's month of issue, UTC. */
-const MONTH = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM')`;
+const LINE_NET = `COALESCE((l->>'net_amount')::bigint, (l->>'amount')::bigint)`;
 
 /**
- * The revenue report's one read: the invoices issued in the window (by finalized_at; drafts and voided ones left out,
- * as the tax report does) less the credit notes issued in it, without tax and tax apart, per currency and month of
- * issue (the documents' own totals) or per currency and plan (their lines).
+ * What the documents matching the filters add to revenue_days (tenant $1): the invoices issued (drafts and voided
+ * ones left out, as the tax report does) by their day of issue (finalized_at, UTC), the credit notes by theirs
+ * (created_at), each counted once with its own totals at the `month` level (plan_key '') and once per plan of its
+ * lines at the `plan` level (plan_key '' for lines naming none).
+ */
+const documentsOf = (invoices: string, notes: string) => `WITH docs AS (
+     SELECT i.id, i.currency, (i.finalized_at AT TIME ZONE 'UTC')::date AS day, i.total - i.tax_amount AS net,
+            i.tax_amount AS tax, i.lines, 'invoice' AS kind
+       FROM invoices i
+      WHERE i.tenant_id = $1 AND i.status NOT IN ('draft', 'void') AND i.finalized_at IS NOT NULL AND ${invoices}
+     UNION ALL
+     SELECT c.id, c.currency, (c.created_at AT TIME ZONE 'UTC')::date, c.total - c.tax_amount, c.tax_amount, c.lines,
+            'credit_note'
+       FROM credit_notes c WHERE c.tenant_id = $1 AND ${notes}),
+   parts AS (
+     SELECT 'month' AS level, currency, '' AS plan_key, day, net, tax, kind FROM docs
+     UNION ALL
+     SELECT 'plan', d.currency, COALESCE(l->>'plan_id', ''), d.day, SUM(${LINE_NET}),
+            SUM(COALESCE((l->>'tax_amount')::bigint, 0)), d.kind
+       FROM docs d CROSS JOIN LATERAL jsonb_array_elements(d.lines) AS l
+      GROUP BY d.id, d.currency, d.day, d.kind, COALESCE(l->>'plan_id', ''))
+   SELECT $1 AS tenant_id, level, currency, plan_key, day,
+          COALESCE(SUM(net) FILTER (WHERE kind = 'invoice'), 0) AS invoiced_net,
+          COALESCE(SUM(tax) FILTER (WHERE kind = 'invoice'), 0) AS invoiced_tax,
+          count(*) FILTER (WHERE kind = 'invoice')::int AS invoices,
+          COALESCE(SUM(net) FILTER (WHERE kind = 'credit_note'), 0) AS credited_net,
+          COALESCE(SUM(tax) FILTER (WHERE kind = 'credit_note'), 0) AS credited_tax,
+          count(*) FILTER (WHERE kind = 'credit_note')::int AS credit_notes
+     FROM parts GROUP BY level, currency, plan_key, day ORDER BY level, currency, plan_key, day`;
+
+const FIELDS = ['invoiced_net', 'invoiced_tax', 'invoices', 'credited_net', 'credited_tax', 'credit_notes'];
+const KEY = 'tenant_id, level, currency, plan_key, day';
+
+/**
+ * The statements that rebuild one tenant's ($1) revenue_days from its invoices and credit notes: the migration's
+ * backfill for every tenant, and what the bench runs after seeding invoices straight into the table.
+ */
+export const REVENUE_REBUILD_STATEMENTS = [
+  'DELETE FROM revenue_days WHERE tenant_id = $1',
+  `INSERT INTO revenue_days (${KEY}, ${FIELDS.join(', ')}) ${documentsOf('true', 'true')}`,
+];
+
+/**
+ * The revenue report's read and its table, revenue_days (docs/reports.md, "How the reports are kept"): per tenant,
+ * level (`month`: the documents' own totals; `plan`: their lines per plan), currency, plan and UTC day, what the
+ * invoices issued and the credit notes issued that day sum to. Written only here, in the transaction that issues an
+ * invoice (created open, finalized, or by a bill run), voids an issued one, or issues a credit note.
  */
 @Injectable()
 export class RevenueRepository {
+  /** Adds (sign 1) or takes back (sign −1: before an issued invoice is voided) what these documents count. */
+  async record(
+    manager: EntityManager,
+    tenantId: string,
+    documents: { invoiceIds?: string[]; creditNoteIds?: string[] },
+    sign: 1 | -1 = 1,
+  ): Promise<void> {
+    const invoiceIds = documents.invoiceIds ?? [];
+    const creditNoteIds = documents.creditNoteIds ?? [];
+    if (invoiceIds.length + creditNoteIds.length === 0) {
+      return;
+    }
+    await manager.query(
+      `INSERT INTO revenue_days (${KEY}, ${FIELDS.join(', ')})
+       SELECT ${KEY}, ${FIELDS.map((field) => `$4::int * ${field}`).join(', ')}
+         FROM (${documentsOf('i.id = ANY($2::text[])', 'c.id = ANY($3::text[])')}) AS added
+       ON CONFLICT (${KEY}) DO UPDATE SET
+         ${FIELDS.map((field) => `${field} = revenue_days.${field} + EXCLUDED.${field}`).join(', ')}`,
+      [tenantId, invoiceIds, creditNoteIds, sign],
+    );
+  }
+
+  /**
+   * The report's read: the days of the window [start, end) (both UTC midnights) of one level, summed per currency and
+   * month of issue, or per currency and plan.
+   */
   sums(
     manager: EntityManager,
     tenantId: string,
@@ -38,37 +107,22 @@ export class RevenueRepository {
   }
 }
 
-const SUMS = `SUM(net) FILTER (WHERE kind = 'invoice') AS invoiced_net,
-              SUM(net) FILTER (WHERE kind = 'credit_note') AS credited_net,
-              SUM(tax) FILTER (WHERE kind = 'invoice') AS invoiced_tax,
-              SUM(tax) FILTER (WHERE kind = 'credit_note') AS credited_tax,
-              count(DISTINCT id) FILTER (WHERE kind = 'invoice')::int AS invoices,
-              count(DISTINCT id) FILTER (WHERE kind = 'credit_note')::int AS credit_notes`;
+const WINDOW = `tenant_id = $1 AND day >= ($2::timestamptz AT TIME ZONE 'UTC')::date
+  AND day < ($3::timestamptz AT TIME ZONE 'UTC')::date`;
 
-const BY_MONTH = `WITH documents AS (
-     SELECT i.id, i.currency, ${MONTH('i.finalized_at')} AS month, i.total - i.tax_amount AS net, i.tax_amount AS tax,
-            'invoice' AS kind
-       FROM invoices i
-      WHERE i.tenant_id = $1 AND i.status NOT IN ('draft', 'void') AND i.finalized_at >= $2 AND i.finalized_at < $3
-     UNION ALL
-     SELECT c.id, c.currency, ${MONTH('c.created_at')}, c.total - c.tax_amount, c.tax_amount, 'credit_note'
-       FROM credit_notes c
-      WHERE c.tenant_id = $1 AND c.created_at >= $2 AND c.created_at < $3)
-   SELECT currency, month, NULL AS plan_id, NULL AS plan_name, ${SUMS}
-     FROM documents GROUP BY currency, month ORDER BY currency, month`;
+const SUMS = `SUM(invoiced_net)::text AS invoiced_net, SUM(credited_net)::text AS credited_net,
+              SUM(invoiced_tax)::text AS invoiced_tax, SUM(credited_tax)::text AS credited_tax,
+              SUM(invoices)::int AS invoices, SUM(credit_notes)::int AS credit_notes`;
 
-const LINE_NET = `COALESCE((l->>'net_amount')::bigint, (l->>'amount')::bigint)`;
+const BY_MONTH = `SELECT currency, to_char(day, 'YYYY-MM') AS month, NULL AS plan_id, NULL AS plan_name, ${SUMS}
+     FROM revenue_days WHERE ${WINDOW} AND level = 'month'
+    GROUP BY currency, to_char(day, 'YYYY-MM') HAVING SUM(invoices) + SUM(credit_notes) > 0
+    ORDER BY currency, month`;
 
-const BY_PLAN = `WITH documents AS (
-     SELECT i.id, i.currency, l->>'plan_id' AS plan_id, ${LINE_NET} AS net,
-            COALESCE((l->>'tax_amount')::bigint, 0) AS tax, 'invoice' AS kind
-       FROM invoices i CROSS JOIN LATERAL jsonb_array_elements(i.lines) AS l
-      WHERE i.tenant_id = $1 AND i.status NOT IN ('draft', 'void') AND i.finalized_at >= $2 AND i.finalized_at < $3
-     UNION ALL
-     SELECT c.id, c.currency, l->>'plan_id', ${LINE_NET}, COALESCE((l->>'tax_amount')::bigint, 0), 'credit_note'
-       FROM credit_notes c CROSS JOIN LATERAL jsonb_array_elements(c.lines) AS l
-      WHERE c.tenant_id = $1 AND c.created_at >= $2 AND c.created_at < $3),
-   sums AS (SELECT currency, plan_id, ${SUMS} FROM documents GROUP BY currency, plan_id)
+const BY_PLAN = `WITH sums AS (
+     SELECT currency, NULLIF(plan_key, '') AS plan_id, ${SUMS}
+       FROM revenue_days WHERE ${WINDOW} AND level = 'plan'
+      GROUP BY currency, plan_key HAVING SUM(invoices) + SUM(credit_notes) > 0)
    SELECT s.currency, NULL AS month, s.plan_id, p.name AS plan_name, s.invoiced_net, s.credited_net, s.invoiced_tax,
           s.credited_tax, s.invoices, s.credit_notes
      FROM sums s LEFT JOIN ${servicePlansTable('p')} ON p.tenant_id = $1 AND p.id = s.plan_id

@@ -22,6 +22,7 @@ import { BillingPeriod, BillingRun } from './billing-run.entity';
 import { BillingPeriodsRepository, type DueLocking } from './billing-periods.repository';
 import { BillingRunsRepository } from './billing-runs.repository';
 import { ServiceBillingRepository } from './service-billing.repository';
+import { RevenueRepository } from '../reports/revenue.repository';
 
 /** The subscribers whose periods a batch claimed, by subscriber. */
 type ClaimedLines = Map<string, Computed>;
@@ -51,6 +52,7 @@ export class BatchBiller {
     private readonly autoApply: AutoApply,
     private readonly taxes: InvoiceTaxes,
     private readonly numbering: NumberingService,
+    private readonly revenue: RevenueRepository,
     private readonly computation: BillComputation,
     private readonly clock: Clock,
   ) {}
@@ -197,6 +199,7 @@ export class BatchBiller {
       .filter((period) => period.creditId !== null)
       .map((period) => creditOf(run, day, period, linesOf.get(period.subscriberId)!, now));
     await this.invoices.insertMany(manager, invoices);
+    await this.revenue.record(manager, run.tenantId, { invoiceIds: invoices.map((invoice) => invoice.id) });
     await this.transactions.insertMany(manager, credits);
     await this.taxes.markUsed(
       manager,
