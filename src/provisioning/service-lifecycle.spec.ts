@@ -47,4 +47,30 @@ describe('ServiceLifecycle', () => {
     expect(hook).not.toHaveBeenCalled();
     await expect(lifecycle.ended(TX, [service('ten_1', 'svc_a')])).rejects.toThrow('settlement failed');
   });
+
+  it("should hand the plan history hooks each tenant's subscribers once, and the repriced hooks the plan", async () => {
+    const lifecycle = new ServiceLifecycle();
+    const calls: unknown[][] = [];
+    lifecycle.onPlanHistory((tx, tenantId, ids) => {
+      calls.push([tx, tenantId, ids]);
+      return Promise.resolve();
+    });
+    lifecycle.onPlanRepriced((tx, tenantId, planId) => {
+      calls.push([tx, tenantId, planId]);
+      return Promise.resolve();
+    });
+    await lifecycle.planHistoryMoved(TX, [
+      { tenantId: 'ten_1', subscriberId: 'sub_a' },
+      { tenantId: 'ten_2', subscriberId: 'sub_b' },
+      { tenantId: 'ten_1', subscriberId: 'sub_a' },
+      { tenantId: 'ten_1', subscriberId: 'sub_c' },
+    ]);
+    await lifecycle.planHistoryMoved(TX, []);
+    await lifecycle.planRepriced(TX, 'ten_1', 'plan_x');
+    expect(calls).toEqual([
+      [TX, 'ten_1', ['sub_a', 'sub_c']],
+      [TX, 'ten_2', ['sub_b']],
+      [TX, 'ten_1', 'plan_x'],
+    ]);
+  });
 });
