@@ -8,23 +8,44 @@ import { PollingLoop } from '../common/polling-loop';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService } from '../events';
-import { CreateSubscriberDto, SubscriberImportsService, type SubscriberImportResult } from '../subscribers';
+import { OpeningBalanceImportsService, type OpeningBalanceImportRow } from '../billing';
+import { ServiceImportsService, type ServiceImportRow } from '../provisioning';
+import { SubscriberImportsService, type SubscriberImportRow } from '../subscribers';
 import { ImportDto } from './dto/import.dto';
-import { ImportJob, ImportRow, ImportRowError, ImportStatus } from './import.entity';
-import { validateRow } from './import-rows';
+import { ImportJob, ImportKind, ImportRow, ImportRowError, ImportStatus } from './import.entity';
+import { rowKey, validateRow } from './import-rows';
 import { type BatchFigures, ImportsRepository } from './imports.repository';
 
 /** A job still receiving its upload this long is one an instance died reading: it is discarded. */
 const ABANDONED_UPLOAD_MS = 60 * 60 * 1000;
 
+/** A row's outcome as its kind's import service answers it: what it did, or why it was refused. */
+export type ImportResult =
+  { row: number; outcome: 'created' | 'updated' | 'unchanged' } | { row: number; error: ApiError };
+
+/** A validated row: its number in the file and its kind's body (KINDS[kind].dto, its key present). */
+interface ValidRow {
+  row: number;
+  dto: object;
+}
+
+/**
+ * How a kind's batch is written: its domain's import service, in the batch's transaction, which makes each record as
+ * that domain's API does (the same code path, the same events) and answers one result per row.
+ */
+type KindWriter = (tx: Tx, tenantId: string, rows: ValidRow[]) => Promise<ImportResult[]>;
+
 /** Thrown to roll a dry run's batch back once its results are known. */
 class DryRunDone extends Error {
-  constructor(readonly results: SubscriberImportResult[]) {
+  constructor(readonly results: ImportResult[]) {
     super('dry run');
   }
 }
 
-/** A row's refusal as stored: the row number (zero-padded: the page's key), its external_id, field, code and why. */
+/**
+ * A row's refusal as stored: the row number (zero-padded: the page's key), its key (external_id; an opening
+ * balance's subscriber_external_id), field, code and why.
+ */
 function rowError(
   job: ImportJob,
   row: number,
@@ -32,13 +53,12 @@ function rowError(
   error: ApiError,
   at: Date,
 ) {
-  const externalId = data?.external_id;
   return Object.assign(new ImportRowError(), {
     tenantId: job.tenantId,
     importId: job.id,
     id: String(row).padStart(9, '0'),
     row,
-    externalId: typeof externalId === 'string' ? externalId.slice(0, 200) : null,
+    externalId: rowKey(job.kind, data),
     field: error.field,
     code: error.code,
     message: error.message,
@@ -56,6 +76,7 @@ function rowError(
 export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ImportWorker');
   private readonly loop = new PollingLoop(this.logger, 'import pass failed', () => this.pass());
+  private readonly writers: Record<ImportKind, KindWriter>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -64,8 +85,20 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly imports: ImportsRepository,
-    private readonly subscribers: SubscriberImportsService,
-  ) {}
+    subscribers: SubscriberImportsService,
+    services: ServiceImportsService,
+    openingBalances: OpeningBalanceImportsService,
+  ) {
+    // Each row's dto is its kind's body class (validateRow answers KINDS[kind].dto).
+    this.writers = {
+      [ImportKind.Subscribers]: (tx, tenantId, rows) =>
+        subscribers.importBatch(tx, tenantId, rows as SubscriberImportRow[]),
+      [ImportKind.Services]: (tx, tenantId, rows) =>
+        services.importBatch(tx, tenantId, rows as ServiceImportRow[]),
+      [ImportKind.OpeningBalances]: (tx, tenantId, rows) =>
+        openingBalances.importBatch(tx, tenantId, rows as OpeningBalanceImportRow[]),
+    };
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.imports.workerEnabled) {
@@ -132,7 +165,7 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
   private async batch(job: ImportJob, leaseId: string, rows: ImportRow[]): Promise<number | null> {
     const upTo = rows[rows.length - 1].row;
     const refused = new Map<number, ApiError>();
-    const valid: { row: number; dto: CreateSubscriberDto }[] = [];
+    const valid: ValidRow[] = [];
     for (const { row, data, problem } of rows) {
       if (problem !== null || data === null) {
         refused.set(row, new ApiError(problem!.code as never, problem!.message, problem!.field));
@@ -142,7 +175,7 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
       if (checked instanceof ApiError) {
         refused.set(row, checked);
       } else {
-        valid.push({ row, dto: checked as CreateSubscriberDto });
+        valid.push({ row, dto: checked });
       }
     }
     return this.transactionRunner.run({ requestId: job.requestId, actor: job.actor }, async (tx) => {
@@ -170,14 +203,15 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
     });
   }
 
-  /** The batch's records; a dry run's are written in a savepoint rolled back, so its figures are exact. */
-  private async write(tx: Tx, job: ImportJob, rows: { row: number; dto: CreateSubscriberDto }[]) {
+  /** The batch's records, by its kind's writer; a dry run's are written in a savepoint rolled back, so its figures are exact. */
+  private async write(tx: Tx, job: ImportJob, rows: ValidRow[]): Promise<ImportResult[]> {
+    const write = this.writers[job.kind];
     if (!job.dryRun) {
-      return this.subscribers.importBatch(tx, job.tenantId, rows);
+      return write(tx, job.tenantId, rows);
     }
     try {
       await tx.savepoint('import_dry_run', async () => {
-        throw new DryRunDone(await this.subscribers.importBatch(tx, job.tenantId, rows));
+        throw new DryRunDone(await write(tx, job.tenantId, rows));
       });
     } catch (error) {
       if (error instanceof DryRunDone) {

@@ -59,6 +59,7 @@ const SERVICE_KEYS = [
   'activated_at',
   'cpe_mac',
   'created_at',
+  'external_id',
   'id',
   'installation_address',
   'plan_id',
