@@ -535,6 +535,7 @@ describe('Provisioning: plans and services', () => {
         subscriber_id: subscriberId,
         plan_id: plan.id,
         status: 'pending',
+        external_id: null,
         pppoe_username: username,
         radius_username: `${isp.slug}/${username}`,
         static_ipv4: ip,
