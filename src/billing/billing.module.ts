@@ -27,6 +27,7 @@ import { AllocatePaymentUseCase } from './transactions/allocate-payment.usecase'
 import { AutoApply } from './transactions/auto-apply';
 import { TransactionsController } from './transactions/transactions.controller';
 import { TransactionsRepository } from './transactions/transactions.repository';
+import { OpeningBalanceImportsService } from './transactions/opening-balance-imports.service';
 import { TransactionsService } from './transactions/transactions.service';
 import { BillingRunWorker } from './runs/billing-run-worker';
 import { BatchBiller } from './runs/batch-biller';
@@ -83,6 +84,7 @@ import { AgingRepository } from './reports/aging.repository';
     InvoicesService,
     InvoiceIssuer,
     TransactionsService,
+    OpeningBalanceImportsService,
     AllocatePaymentUseCase,
     AutoApply,
     CollectionsRepository,
@@ -125,6 +127,7 @@ import { AgingRepository } from './reports/aging.repository';
     BillingDocuments,
     InvoicesService,
     TransactionsService,
+    OpeningBalanceImportsService,
     LedgerService,
     BillingProfilesService,
     TerminationCredit,

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { BillingModule } from '../billing';
 import { EventsModule } from '../events';
+import { ProvisioningModule } from '../provisioning';
 import { SubscribersModule } from '../subscribers';
 import { ImportWorker } from './import-worker';
 import { ImportsController } from './imports.controller';
@@ -7,7 +9,7 @@ import { ImportsRepository } from './imports.repository';
 import { ImportsService } from './imports.service';
 
 @Module({
-  imports: [EventsModule, SubscribersModule],
+  imports: [EventsModule, SubscribersModule, ProvisioningModule, BillingModule],
   controllers: [ImportsController],
   providers: [ImportsService, ImportsRepository, ImportWorker],
 })

@@ -22,6 +22,7 @@ import { ServicePlansRepository } from './service-plans.repository';
 import { ServicePlansService } from './service-plans.service';
 import { ServicesController } from './services.controller';
 import { pppoeUsernameSearch, ServicesRepository } from './services.repository';
+import { ServiceImportsService } from './service-imports.service';
 import { ServiceLifecycle } from './service-lifecycle';
 import { ServicesService } from './services.service';
 
@@ -69,6 +70,7 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     NetworkSessionsService,
     ServicePlansService,
     ServicesService,
+    ServiceImportsService,
     ProvisioningOrdersService,
     ProvisioningWorker,
     ServicePlansRepository,
@@ -77,6 +79,7 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
   ],
   exports: [
     ServicesService,
+    ServiceImportsService,
     ServiceLifecycle,
     ServicePlansService,
     ServicePlansRepository,

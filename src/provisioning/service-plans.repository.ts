@@ -40,6 +40,11 @@ export class ServicePlansRepository {
     return manager.findOne(ServicePlan, { where: { tenantId, id } });
   }
 
+  /** The tenant's plans named among `names` (a name is unique per tenant: uq_service_plans_name). */
+  findByNames(manager: EntityManager, tenantId: string, names: string[]): Promise<ServicePlan[]> {
+    return manager.find(ServicePlan, { where: { tenantId, name: In([...new Set(names)]) } });
+  }
+
   lockForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<ServicePlan> {
     return lockForUpdate(manager, ServicePlan, tenantId, id, 'service plan');
   }

@@ -79,6 +79,11 @@ export class ServicesRepository {
       .getMany();
   }
 
+  /** The tenant's service imported as `externalId`, row-locked until the transaction ends (or null). */
+  lockByExternalId(manager: EntityManager, tenantId: string, externalId: string): Promise<Service | null> {
+    return manager.findOne(Service, { where: { tenantId, externalId }, lock: { mode: 'pessimistic_write' } });
+  }
+
   lockForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Service> {
     return lockForUpdate(manager, Service, tenantId, id, 'service');
   }

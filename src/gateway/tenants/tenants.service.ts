@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
@@ -56,8 +56,9 @@ export class TenantsService {
     }
   }
 
-  findByIdOrSlug(idOrSlug: string): Promise<Tenant | null> {
-    return this.tenantsRepository.findByIdOrSlug(this.dataSource.manager, idOrSlug);
+  /** The tenant, read through `manager` (a caller's transaction) or the pool. */
+  findByIdOrSlug(idOrSlug: string, manager: EntityManager = this.dataSource.manager): Promise<Tenant | null> {
+    return this.tenantsRepository.findByIdOrSlug(manager, idOrSlug);
   }
 
   list(query: PageQueryDto): Promise<Page<Tenant>> {
