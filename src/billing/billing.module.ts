@@ -58,6 +58,7 @@ import { ReportsService } from './reports/reports.service';
 import { MrrRepository } from './reports/mrr.repository';
 import { RevenueRepository } from './reports/revenue.repository';
 import { AgingRepository } from './reports/aging.repository';
+import { BillingPurge } from './billing-purge';
 
 /** Billing profiles, invoices, transactions, allocations, the subscriber ledger and recurring bill runs. */
 @Module({
@@ -122,6 +123,7 @@ import { AgingRepository } from './reports/aging.repository';
     MrrRepository,
     RevenueRepository,
     AgingRepository,
+    BillingPurge,
   ],
   exports: [
     BillingDocuments,
@@ -136,6 +138,7 @@ import { AgingRepository } from './reports/aging.repository';
     FeesService,
     NumberingService,
     BillingRunsService,
+    BillingPurge,
   ],
 })
 export class BillingModule implements OnModuleInit {

@@ -38,4 +38,5 @@ export type { SweepRequest, Swept } from './collections/collections.service';
 export type { DueReminder, LateFeeDue, SubjectFilter, SweepKey } from './collections/collections.repository';
 export { FeesService } from './fees/fees.service';
 export { NumberingService, type DocumentNumber } from './numbering/numbering.service';
+export { BillingPurge } from './billing-purge';
 export { BillingModule } from './billing.module';

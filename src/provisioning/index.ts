@@ -12,4 +12,5 @@ export { ServicePlansRepository, servicePlansTable, type PlanPricing } from './s
 export { ProvisioningOrdersRepository, provisioningOrdersTable } from './provisioning-orders.repository';
 export { servicesTable } from './services.repository';
 export { ServiceLifecycle } from './service-lifecycle';
+export { ProvisioningPurge } from './provisioning-purge';
 export { ProvisioningModule } from './provisioning.module';

@@ -16,6 +16,7 @@ import { ProvisioningOrdersController } from './provisioning-orders.controller';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ProvisioningOrdersService } from './provisioning-orders.service';
 import { ProvisioningWorker } from './provisioning-worker';
+import { ProvisioningPurge } from './provisioning-purge';
 import { RadiusRepository } from './radius.repository';
 import { ServicePlansController } from './service-plans.controller';
 import { ServicePlansRepository } from './service-plans.repository';
@@ -76,8 +77,10 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     ServicePlansRepository,
     ServicesRepository,
     ProvisioningOrdersRepository,
+    ProvisioningPurge,
   ],
   exports: [
+    ProvisioningPurge,
     ServicesService,
     ServiceImportsService,
     ServiceLifecycle,

@@ -123,4 +123,9 @@ export class ServicePlansRepository {
     }
     return paginate(qb, query);
   }
+
+  /** Deletes every service_plans row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM service_plans WHERE tenant_id = $1', [tenantId]);
+  }
 }

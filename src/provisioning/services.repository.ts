@@ -148,4 +148,18 @@ export class ServicesRepository {
     }
     return paginate(qb, query);
   }
+
+  /** The RADIUS usernames of every service the tenant has had. */
+  async radiusUsernames(manager: EntityManager, tenantId: string): Promise<string[]> {
+    const rows: { radius_username: string }[] = await manager.query(
+      'SELECT DISTINCT radius_username FROM services WHERE tenant_id = $1',
+      [tenantId],
+    );
+    return rows.map((row) => row.radius_username);
+  }
+
+  /** Deletes every services row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM services WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -258,4 +258,11 @@ export class TransactionsRepository {
     );
     return Number(row.sum ?? 0);
   }
+
+  /** Deletes every row of the tenant in allocations, transactions, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['allocations', 'transactions']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

@@ -65,6 +65,21 @@ export class TenantsService {
     return this.tenantsRepository.page(this.dataSource.manager, query);
   }
 
+  /** By id, read in the caller's transaction. */
+  findIn(tx: Tx, id: string): Promise<Tenant | null> {
+    return this.tenantsRepository.findByIdOrSlug(tx.manager, id);
+  }
+
+  /** The tenant locked in the caller's transaction for its deletion (a test clock's tenant), or null. */
+  lockForDelete(tx: Tx, id: string): Promise<Tenant | null> {
+    return this.tenantsRepository.lockForDelete(tx.manager, id);
+  }
+
+  /** Deletes the tenant's row, once every row naming it is gone (a test clock's tenant, docs/test-clocks.md). */
+  delete(tx: Tx, id: string): Promise<void> {
+    return this.tenantsRepository.delete(tx.manager, id);
+  }
+
   /** Creates the tenant and its tenant.created event in the caller's transaction. */
   async insert(tx: Tx, slug: string, name: string): Promise<Tenant> {
     const now = this.clock.now();
