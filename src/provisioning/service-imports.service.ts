@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error';
 import { isUniqueViolation } from '../common/errors/postgres-errors';
+import { eachRowInSavepoint, type RowResult } from '../database/row-savepoints';
 import type { Tx } from '../database/transaction-runner';
 import { type Subscriber, SubscribersService } from '../subscribers';
 import { ImportServiceDto } from './dto/service-import.dto';
@@ -16,8 +17,7 @@ export interface ServiceImportRow {
   dto: ImportServiceDto;
 }
 
-export type ServiceImportResult =
-  { row: number; outcome: 'created' | 'updated' | 'unchanged' } | { row: number; error: ApiError };
+export type ServiceImportResult = RowResult<'created' | 'updated' | 'unchanged'>;
 
 /** A refusal of the create and update code paths, named by the row's columns rather than the API's fields. */
 function asRowError(error: ApiError): ApiError {
@@ -80,22 +80,14 @@ export class ServiceImportsService {
         plan.id,
       ]),
     );
-    const results: ServiceImportResult[] = [];
-    for (const { row, dto } of rows) {
-      try {
-        const outcome = await tx.savepoint('service_import_row', () =>
-          this.importRow(tx, tenantId, slug, dto, subscribers.get(dto.subscriber_external_id), plans),
-        );
-        results.push({ row, outcome });
-      } catch (error) {
-        const refused = error instanceof ApiError ? asRowError(error) : rowWriteError(error);
-        if (!refused) {
-          throw error;
-        }
-        results.push({ row, error: refused });
-      }
-    }
-    return results;
+    return eachRowInSavepoint(
+      tx,
+      'service_import_row',
+      rows,
+      ({ dto }) =>
+        this.importRow(tx, tenantId, slug, dto, subscribers.get(dto.subscriber_external_id), plans),
+      (error) => (error instanceof ApiError ? asRowError(error) : rowWriteError(error)),
+    );
   }
 
   private async importRow(

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
+import { eachRowInSavepoint, type RowResult } from '../../database/row-savepoints';
 import type { Tx } from '../../database/transaction-runner';
 import { type Subscriber, SubscribersService } from '../../subscribers';
 import { InvoicesService } from '../invoices/invoices.service';
@@ -16,8 +17,7 @@ export interface OpeningBalanceImportRow {
   dto: ImportOpeningBalanceDto;
 }
 
-export type OpeningBalanceImportResult =
-  { row: number; outcome: 'created' | 'unchanged' } | { row: number; error: ApiError };
+export type OpeningBalanceImportResult = RowResult<'created' | 'unchanged'>;
 
 /** The external_id of a subscriber's opening balance in a currency: one each, so an import made twice posts once. */
 export function openingBalanceExternalId(subscriberId: string, currency: string): string {
@@ -55,22 +55,13 @@ export class OpeningBalanceImportsService {
         ])
       ).map((subscriber) => [subscriber.externalId!, subscriber]),
     );
-    const results: OpeningBalanceImportResult[] = [];
-    for (const { row, dto } of rows) {
-      try {
-        const outcome = await tx.savepoint('opening_balance_import_row', () =>
-          this.importRow(tx, tenantId, dto, subscribers.get(dto.subscriber_external_id)),
-        );
-        results.push({ row, outcome });
-      } catch (error) {
-        const refused = rowError(error);
-        if (!refused) {
-          throw error;
-        }
-        results.push({ row, error: refused });
-      }
-    }
-    return results;
+    return eachRowInSavepoint(
+      tx,
+      'opening_balance_import_row',
+      rows,
+      ({ dto }) => this.importRow(tx, tenantId, dto, subscribers.get(dto.subscriber_external_id)),
+      rowError,
+    );
   }
 
   private async importRow(
