@@ -7,6 +7,7 @@ import { SubscribersModule } from '../subscribers';
 import { TicketsModule } from '../tickets';
 import { AutomationController } from './automation.controller';
 import { AutomationRepository } from './automation.repository';
+import { AutomationPurge } from './automation-purge';
 import { AutomationService } from './automation.service';
 import { AutomationWorker } from './automation-worker';
 import { DunningSweeps } from './dunning-sweeps';
@@ -19,13 +20,14 @@ import { TenantDunningDay } from './tenant-dunning-day';
   controllers: [AutomationController],
   providers: [
     AutomationRepository,
+    AutomationPurge,
     AutomationService,
     AutomationWorker,
     FeeRules,
     DunningSweeps,
     TenantDunningDay,
   ],
-  exports: [TenantDunningDay],
+  exports: [TenantDunningDay, AutomationPurge],
 })
 export class AutomationModule implements OnModuleInit {
   constructor(

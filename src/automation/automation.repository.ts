@@ -93,4 +93,11 @@ export class AutomationRepository {
       `${enabled(tenantId, rule)} AND NOT EXISTS (SELECT 1 FROM automation_effects e
          WHERE e.tenant_id = ${tenantId} AND e.rule = '${rule}' AND e.subject_id = ${subject})`;
   }
+
+  /** Deletes every row of the tenant in automation_effects, automation_rule_settings, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['automation_effects', 'automation_rule_settings']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

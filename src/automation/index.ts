@@ -2,3 +2,4 @@
 export { AutomationEffect, AutomationRuleSetting, EventConsumer } from './automation.entity';
 export { AutomationModule } from './automation.module';
 export { TenantDunningDay } from './tenant-dunning-day';
+export { AutomationPurge } from './automation-purge';

@@ -27,6 +27,7 @@ import { AllocatePaymentUseCase } from './transactions/allocate-payment.usecase'
 import { AutoApply } from './transactions/auto-apply';
 import { TransactionsController } from './transactions/transactions.controller';
 import { TransactionsRepository } from './transactions/transactions.repository';
+import { OpeningBalanceImportsService } from './transactions/opening-balance-imports.service';
 import { TransactionsService } from './transactions/transactions.service';
 import { BillingRunWorker } from './runs/billing-run-worker';
 import { BatchBiller } from './runs/batch-biller';
@@ -57,6 +58,7 @@ import { ReportsService } from './reports/reports.service';
 import { MrrRepository } from './reports/mrr.repository';
 import { RevenueRepository } from './reports/revenue.repository';
 import { AgingRepository } from './reports/aging.repository';
+import { BillingPurge } from './billing-purge';
 
 /** Billing profiles, invoices, transactions, allocations, the subscriber ledger and recurring bill runs. */
 @Module({
@@ -83,6 +85,7 @@ import { AgingRepository } from './reports/aging.repository';
     InvoicesService,
     InvoiceIssuer,
     TransactionsService,
+    OpeningBalanceImportsService,
     AllocatePaymentUseCase,
     AutoApply,
     CollectionsRepository,
@@ -120,11 +123,13 @@ import { AgingRepository } from './reports/aging.repository';
     MrrRepository,
     RevenueRepository,
     AgingRepository,
+    BillingPurge,
   ],
   exports: [
     BillingDocuments,
     InvoicesService,
     TransactionsService,
+    OpeningBalanceImportsService,
     LedgerService,
     BillingProfilesService,
     TerminationCredit,
@@ -133,6 +138,7 @@ import { AgingRepository } from './reports/aging.repository';
     FeesService,
     NumberingService,
     BillingRunsService,
+    BillingPurge,
   ],
 })
 export class BillingModule implements OnModuleInit {

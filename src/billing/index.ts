@@ -17,6 +17,12 @@ export { BillingDocuments } from './documents/billing-documents';
 export { InvoiceDto } from './invoices/dto/invoice-response.dto';
 export { ListInvoicesQueryDto } from './invoices/dto/invoice.dto';
 export { TransactionsService } from './transactions/transactions.service';
+export { OpeningBalanceImportsService } from './transactions/opening-balance-imports.service';
+export type {
+  OpeningBalanceImportResult,
+  OpeningBalanceImportRow,
+} from './transactions/opening-balance-imports.service';
+export { ImportOpeningBalanceDto } from './transactions/dto/opening-balance-import.dto';
 export { TransactionDto } from './transactions/dto/transaction-response.dto';
 export { ListTransactionsQueryDto } from './transactions/dto/transaction.dto';
 export { LedgerService } from './ledger/ledger.service';
@@ -32,4 +38,5 @@ export type { SweepRequest, Swept } from './collections/collections.service';
 export type { DueReminder, LateFeeDue, SubjectFilter, SweepKey } from './collections/collections.repository';
 export { FeesService } from './fees/fees.service';
 export { NumberingService, type DocumentNumber } from './numbering/numbering.service';
+export { BillingPurge } from './billing-purge';
 export { BillingModule } from './billing.module';

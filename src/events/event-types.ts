@@ -14,6 +14,8 @@ export const EVENT_TYPES = {
   'test_clock.ready':
     "A test clock's advance finished: everything due up to its frozen_time was carried out (the end of an advance).",
   'test_clock.internal_failure': 'A test clock stopped advancing on an error; it can no longer advance.',
+  'test_clock.deleted':
+    'A test clock was deleted, and with it its test tenant and every record of that tenant (docs/test-clocks.md).',
   'tenant_settings.updated':
     "The tenant's issuer details or numbering series (GET /tenant/settings) were changed; data.changed_fields names the fields.",
   'subscriber.created': 'A subscriber was created.',

@@ -318,4 +318,9 @@ export class EventsRepository {
     }
     return event;
   }
+
+  /** Deletes every events row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM events WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -65,6 +65,14 @@ export class EventsService {
     }
   }
 
+  /**
+   * Deletes a test tenant's events (its test clock is deleted, docs/test-clocks.md: its log goes with it, as Stripe's
+   * test objects do), once the deliveries and notifications that name them are gone.
+   */
+  purgeTenant(tx: Tx, tenantId: string): Promise<void> {
+    return this.events.purgeTenant(tx.manager, tenantId);
+  }
+
   list(tenantId: string, query: ListEventsQueryDto): Promise<RenderedPage> {
     return this.events.page(this.dataSource.manager, tenantId, query);
   }

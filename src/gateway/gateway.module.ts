@@ -9,7 +9,6 @@ import { DatabaseHealth } from '../database/database-health';
 import { EventsModule } from '../events';
 import { AuthGuard } from './auth/auth.guard';
 import { BootstrapService } from './bootstrap.service';
-import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { GatewayInfoController } from './info/gateway-info.controller';
 import { HealthController } from './info/health.controller';
@@ -62,7 +61,6 @@ const counterStoreProvider = {
     { provide: getStorageToken(), useClass: CounterThrottlerStorage },
     AbuseService,
     BootstrapService,
-    IdempotencyRepository,
     IdempotencyService,
     DatabaseHealth,
     TenantSettingsService,

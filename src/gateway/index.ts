@@ -17,7 +17,7 @@ export {
 export { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from './tenants/dto/tenant-settings.dto';
 export { liveTenant, TestClocksRepository } from './clocks/test-clocks.repository';
 export { TenantTime } from './clocks/tenant-time';
-export { MAX_ADVANCE_DAYS, TestClocksService } from './clocks/test-clocks.service';
+export { MAX_ADVANCE_DAYS, type TenantPurge, TestClocksService } from './clocks/test-clocks.service';
 export {
   AdvanceTestClockDto,
   CreatedTestClockDto,

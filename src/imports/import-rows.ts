@@ -3,18 +3,24 @@ import { ApiError } from '../common/errors/api-error';
 import type { ErrorCode } from '../common/errors/error-catalog';
 import { jsonDeeperThan, MAX_JSON_DEPTH } from '../common/http/json-body.guard';
 import { ApiValidationPipe } from '../common/validation/validation.pipe';
+import { ImportOpeningBalanceDto } from '../billing';
+import { ImportServiceDto } from '../provisioning';
 import { CreateSubscriberDto } from '../subscribers';
 import { ImportKind, type RowProblem } from './import.entity';
 
-/** What a kind's rows are: the create body class they are validated against, and the CSV columns it reads. */
+/** What a kind's rows are: the body class they are validated against, and the CSV columns it reads. */
 interface KindSpec {
   dto: new () => object;
+  /** The field every row must have, which the import matches rows by (and the refused rows list as external_id). */
+  key: string;
   /** The CSV header names: a field of the body, or `parent.child` for a nested one. */
   columns: readonly string[];
   /** `metadata.<key>` columns: one key of the metadata object each. */
   prefixes: readonly string[];
   /** Columns whose cells are booleans (`true`/`false`; anything else is left as text for the DTO to refuse). */
   booleans: ReadonlySet<string>;
+  /** Columns whose cells are integers (an optional sign and digits; anything else is left as text to refuse). */
+  integers: ReadonlySet<string>;
 }
 
 export const KINDS: Record<ImportKind, KindSpec> = {
@@ -35,10 +41,44 @@ export const KINDS: Record<ImportKind, KindSpec> = {
       'tax_exempt_reason',
       'tax_id',
     ],
+    key: 'external_id',
     prefixes: ['metadata.'],
     booleans: new Set(['tax_exempt']),
+    integers: new Set(),
+  },
+  [ImportKind.Services]: {
+    dto: ImportServiceDto,
+    columns: [
+      'external_id',
+      'subscriber_external_id',
+      'plan_id',
+      'plan_name',
+      'pppoe_username',
+      'pppoe_password',
+      'static_ipv4',
+      'cpe_mac',
+      'installation_address',
+    ],
+    key: 'external_id',
+    prefixes: [],
+    booleans: new Set(),
+    integers: new Set(),
+  },
+  [ImportKind.OpeningBalances]: {
+    dto: ImportOpeningBalanceDto,
+    columns: ['subscriber_external_id', 'amount', 'currency', 'description', 'date'],
+    key: 'subscriber_external_id',
+    prefixes: [],
+    booleans: new Set(),
+    integers: new Set(['amount']),
   },
 };
+
+/** A row's key (KindSpec.key) as the refused rows list it, or null. */
+export function rowKey(kind: ImportKind, data: Record<string, unknown> | null): string | null {
+  const value = data?.[KINDS[kind].key];
+  return typeof value === 'string' ? value.slice(0, 200) : null;
+}
 
 /** Limits of an upload, so that no file costs more than its size: a CSV "bomb" of columns, a huge field or line. */
 export const UPLOAD_LIMITS = {
@@ -103,9 +143,10 @@ export function checkHeader(kind: ImportKind, header: readonly string[]): string
       spec.columns.includes(name) ||
       spec.prefixes.some((prefix) => name.startsWith(prefix) && name.length > prefix.length);
     if (!known) {
+      const columns = [...spec.columns, ...spec.prefixes.map((prefix) => `${prefix}<key>`)];
       throw new ApiError(
         'invalid_import_file',
-        `Unknown column "${name.slice(0, 100)}" for a ${kind} import; the columns are ${spec.columns.join(', ')} and ${spec.prefixes.map((p) => `${p}<key>`).join(', ')}.`,
+        `Unknown column "${name.slice(0, 100)}" for a ${kind} import; the columns are ${columns.join(', ')}.`,
       );
     }
     if (seen.has(name)) {
@@ -113,10 +154,10 @@ export function checkHeader(kind: ImportKind, header: readonly string[]): string
     }
     seen.add(name);
   }
-  if (!names.includes('external_id')) {
+  if (!names.includes(spec.key)) {
     throw new ApiError(
       'invalid_import_file',
-      'The header has no external_id column: every imported row is matched by its external_id.',
+      `The header has no ${spec.key} column: every imported row is matched by its ${spec.key}.`,
     );
   }
   return names;
@@ -145,7 +186,11 @@ export function csvRow(
       return;
     }
     const value =
-      spec.booleans.has(name) && /^(true|false)$/i.test(cell) ? cell.toLowerCase() === 'true' : cell;
+      spec.booleans.has(name) && /^(true|false)$/i.test(cell)
+        ? cell.toLowerCase() === 'true'
+        : spec.integers.has(name) && /^[+-]?\d+$/.test(cell)
+          ? Number(cell)
+          : cell;
     const dot = name.indexOf('.');
     if (dot === -1) {
       data[name] = value;
@@ -181,7 +226,8 @@ const PIPE = new ApiValidationPipe();
 
 /**
  * A stored row checked by the rules of the kind's create operation (the same DTO class through the same pipe as the
- * API's body), and an import's own: external_id is required. Answers the DTO instance or the first failure.
+ * API's body), and an import's own: its key (external_id; an opening balance's subscriber_external_id) is required.
+ * Answers the DTO instance or the first failure.
  */
 export async function validateRow(
   kind: ImportKind,
@@ -189,13 +235,10 @@ export async function validateRow(
 ): Promise<object | ApiError> {
   const metadata: ArgumentMetadata = { type: 'body', metatype: KINDS[kind].dto, data: '' };
   try {
-    const dto = (await PIPE.transform(data, metadata)) as { external_id?: string };
-    if (dto.external_id === undefined) {
-      return new ApiError(
-        'missing_field',
-        'external_id is required in an import: rows are matched by it.',
-        'external_id',
-      );
+    const { key } = KINDS[kind];
+    const dto = (await PIPE.transform(data, metadata)) as Record<string, unknown>;
+    if (dto[key] === undefined) {
+      return new ApiError('missing_field', `${key} is required in an import: rows are matched by it.`, key);
     }
     return dto;
   } catch (error) {

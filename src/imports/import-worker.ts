@@ -1,27 +1,48 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { ApiError } from '../common/errors/api-error';
-import { PollingLoop } from '../common/polling-loop';
+import { PolledWorker } from '../common/polled-worker';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService } from '../events';
-import { CreateSubscriberDto, SubscriberImportsService, type SubscriberImportResult } from '../subscribers';
+import { OpeningBalanceImportsService, type OpeningBalanceImportRow } from '../billing';
+import { ServiceImportsService, type ServiceImportRow } from '../provisioning';
+import { SubscriberImportsService, type SubscriberImportRow } from '../subscribers';
 import { ImportDto } from './dto/import.dto';
-import { ImportJob, ImportRow, ImportRowError, ImportStatus } from './import.entity';
-import { validateRow } from './import-rows';
+import { ImportJob, ImportKind, ImportRow, ImportRowError, ImportStatus } from './import.entity';
+import { rowKey, validateRow } from './import-rows';
 import { type BatchFigures, ImportsRepository } from './imports.repository';
+
+/** A row's outcome as its kind's import service answers it: what it did, or why it was refused. */
+export type ImportResult =
+  { row: number; outcome: 'created' | 'updated' | 'unchanged' } | { row: number; error: ApiError };
+
+/** A validated row: its number in the file and its kind's body (KINDS[kind].dto, its key present). */
+interface ValidRow {
+  row: number;
+  dto: object;
+}
+
+/**
+ * How a kind's batch is written: its domain's import service, in the batch's transaction, which makes each record as
+ * that domain's API does (the same code path, the same events) and answers one result per row.
+ */
+type KindWriter = (tx: Tx, tenantId: string, rows: ValidRow[]) => Promise<ImportResult[]>;
 
 /** Thrown to roll a dry run's batch back once its results are known. */
 class DryRunDone extends Error {
-  constructor(readonly results: SubscriberImportResult[]) {
+  constructor(readonly results: ImportResult[]) {
     super('dry run');
   }
 }
 
-/** A row's refusal as stored: the row number (zero-padded: the page's key), its external_id, field, code and why. */
+/**
+ * A row's refusal as stored: the row number (zero-padded: the page's key), its key (external_id; an opening
+ * balance's subscriber_external_id), field, code and why.
+ */
 function rowError(
   job: ImportJob,
   row: number,
@@ -29,13 +50,12 @@ function rowError(
   error: ApiError,
   at: Date,
 ) {
-  const externalId = data?.external_id;
   return Object.assign(new ImportRowError(), {
     tenantId: job.tenantId,
     importId: job.id,
     id: String(row).padStart(9, '0'),
     row,
-    externalId: typeof externalId === 'string' ? externalId.slice(0, 200) : null,
+    externalId: rowKey(job.kind, data),
     field: error.field,
     code: error.code,
     message: error.message,
@@ -50,9 +70,8 @@ function rowError(
  * done again after a crash finds its rows' external_ids and creates nothing twice.
  */
 @Injectable()
-export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('ImportWorker');
-  private readonly loop = new PollingLoop(this.logger, 'import pass failed', () => this.pass());
+export class ImportWorker extends PolledWorker {
+  private readonly writers: Record<ImportKind, KindWriter>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -61,25 +80,27 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly transactionRunner: TransactionRunner,
     private readonly events: EventsService,
     private readonly imports: ImportsRepository,
-    private readonly subscribers: SubscriberImportsService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.config.imports.workerEnabled) {
-      this.loop.start(this.config.imports.pollMs);
-    }
+    subscribers: SubscriberImportsService,
+    services: ServiceImportsService,
+    openingBalances: OpeningBalanceImportsService,
+  ) {
+    super('ImportWorker', 'import pass failed');
+    // Each row's dto is its kind's body class (validateRow answers KINDS[kind].dto).
+    this.writers = {
+      [ImportKind.Subscribers]: (tx, tenantId, rows) =>
+        subscribers.importBatch(tx, tenantId, rows as SubscriberImportRow[]),
+      [ImportKind.Services]: (tx, tenantId, rows) =>
+        services.importBatch(tx, tenantId, rows as ServiceImportRow[]),
+      [ImportKind.OpeningBalances]: (tx, tenantId, rows) =>
+        openingBalances.importBatch(tx, tenantId, rows as OpeningBalanceImportRow[]),
+    };
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.loop.stop();
+  protected pollMs(): number | null {
+    return this.config.imports.workerEnabled ? this.config.imports.pollMs : null;
   }
 
-  /** Starts a pass now, or right after the one under way. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     await this.imports.discardAbandoned(this.dataSource.manager);
     while (!this.loop.stopped) {
       const leaseId = randomUUID();
@@ -129,7 +150,7 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
   private async batch(job: ImportJob, leaseId: string, rows: ImportRow[]): Promise<number | null> {
     const upTo = rows[rows.length - 1].row;
     const refused = new Map<number, ApiError>();
-    const valid: { row: number; dto: CreateSubscriberDto }[] = [];
+    const valid: ValidRow[] = [];
     for (const { row, data, problem } of rows) {
       if (problem !== null || data === null) {
         refused.set(row, new ApiError(problem!.code as never, problem!.message, problem!.field));
@@ -139,7 +160,7 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
       if (checked instanceof ApiError) {
         refused.set(row, checked);
       } else {
-        valid.push({ row, dto: checked as CreateSubscriberDto });
+        valid.push({ row, dto: checked });
       }
     }
     return this.transactionRunner.run({ requestId: job.requestId, actor: job.actor }, async (tx) => {
@@ -167,14 +188,15 @@ export class ImportWorker implements OnApplicationBootstrap, OnApplicationShutdo
     });
   }
 
-  /** The batch's records; a dry run's are written in a savepoint rolled back, so its figures are exact. */
-  private async write(tx: Tx, job: ImportJob, rows: { row: number; dto: CreateSubscriberDto }[]) {
+  /** The batch's records, by its kind's writer; a dry run's are written in a savepoint rolled back, so its figures are exact. */
+  private async write(tx: Tx, job: ImportJob, rows: ValidRow[]): Promise<ImportResult[]> {
+    const write = this.writers[job.kind];
     if (!job.dryRun) {
-      return this.subscribers.importBatch(tx, job.tenantId, rows);
+      return write(tx, job.tenantId, rows);
     }
     try {
       await tx.savepoint('import_dry_run', async () => {
-        throw new DryRunDone(await this.subscribers.importBatch(tx, job.tenantId, rows));
+        throw new DryRunDone(await write(tx, job.tenantId, rows));
       });
     } catch (error) {
       if (error instanceof DryRunDone) {

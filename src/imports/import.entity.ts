@@ -21,6 +21,8 @@ export const IMPORT_STATUSES = [
 
 export enum ImportKind {
   Subscribers = 'subscribers',
+  Services = 'services',
+  OpeningBalances = 'opening_balances',
 }
 export const IMPORT_KINDS = Object.values(ImportKind);
 
@@ -38,7 +40,7 @@ export const IMPORT_FORMATS = Object.values(ImportFormat);
 // The worker's claim walks the jobs still to do.
 @Index('ix_imports_claimable', ['leaseUntil'], { where: `"status" IN ('queued', 'running')` })
 @Check('chk_imports_status', `"status" IN ('receiving', 'queued', 'running', 'completed', 'failed')`)
-@Check('chk_imports_kind', `"kind" IN ('subscribers')`)
+@Check('chk_imports_kind', `"kind" IN ('subscribers', 'services', 'opening_balances')`)
 @Check('chk_imports_format', `"format" IN ('csv', 'jsonl')`)
 @Check(
   'chk_imports_counts',

@@ -64,9 +64,9 @@ export class ImportsController {
   // The file is the request: a key would fingerprint no body, and rows are idempotent by external_id anyway.
   @SkipIdempotency()
   @ApiOperation({
-    summary: 'Upload a file of subscribers to import',
+    summary: 'Upload a file of subscribers, services or opening balances to import',
     description:
-      'Takes a CSV (text/csv, RFC 4180, UTF-8, a header of the columns: docs/imports.md) or JSON Lines (application/x-ndjson or application/jsonl: one create body per line) file of up to 50 MB, as the body or as the `file` part of multipart/form-data (with the form fields kind, dry_run and format before it), stores its rows and answers 202 with the job; a worker imports them in batches in the background (poll GET /imports/{id}, or listen for `import.completed`). Each row is checked by the rules of POST /subscribers and matched by its external_id (required): a known one updates that subscriber (or leaves it unchanged), any other creates one, with the same events; a file imported twice creates nothing new. Refused rows are listed at /imports/{id}/errors. 400 `invalid_import_file` when the file is not UTF-8, not CSV, has an unknown column or passes a limit (100 columns, 10,000 characters a field); 413 past 50 MB; 415 for another media type.',
+      'Takes a CSV (text/csv, RFC 4180, UTF-8, a header of the columns: docs/imports.md) or JSON Lines (application/x-ndjson or application/jsonl: one create body per line) file of up to 50 MB, as the body or as the `file` part of multipart/form-data (with the form fields kind, dry_run and format before it), stores its rows and answers 202 with the job; a worker imports them in batches in the background (poll GET /imports/{id}, or listen for `import.completed`). `kind` says what the rows are: `subscribers` (each row checked by the rules of POST /subscribers and matched by its external_id: a known one updates that subscriber as PATCH would, or leaves it unchanged; any other creates one), `services` (the body of POST /subscribers/{id}/services with the subscriber named by `subscriber_external_id`, the plan by `plan_id` or `plan_name`, and an `external_id` of the service, which rows are matched by; needs provisioning:write) or `opening_balances` (one per subscriber and currency: `subscriber_external_id`, a signed `amount`, `currency`; posted as a debit invoiced at once or a credit; needs billing:write). Records are made by the same code as their API operations, with the same events and provisioning orders; a file imported twice creates nothing new. Refused rows are listed at /imports/{id}/errors. 400 `invalid_import_file` when the file is not UTF-8, not CSV, has an unknown column or passes a limit (100 columns, 10,000 characters a field); 413 past 50 MB; 415 for another media type.',
   })
   @ApiBody({
     required: true,
@@ -113,7 +113,7 @@ export class ImportsController {
   @ApiOperation({
     summary: "An import's refused rows",
     description:
-      'Lists the rows an import refused, in row order, paginated by cursor: the row number, its external_id, the field at fault, the error code the same body would get from POST /subscribers, and why. 404 `not_found` for an unknown import.',
+      'Lists the rows an import refused, in row order, paginated by cursor: the row number, its key (external_id), the field at fault, the error code the same body would get from the API operation that makes its record, and why (a row of opening balances is named by its subscriber_external_id). 404 `not_found` for an unknown import.',
   })
   @ApiEnvelope(ImportErrorDto, { list: true })
   @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_query', 'invalid_cursor')

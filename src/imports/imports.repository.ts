@@ -185,4 +185,11 @@ export class ImportsRepository {
       .where('e.tenantId = :tenantId AND e.importId = :importId', { tenantId, importId });
     return paginate(qb, query, 'oldest');
   }
+
+  /** Deletes every row of the tenant in import_errors, imports, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['import_errors', 'imports']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

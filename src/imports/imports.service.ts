@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { Page } from '../common/envelope/envelope';
+import { hasScope, type Scope } from '../common/auth/scopes';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids';
 import { PageQueryDto } from '../common/pagination';
@@ -37,6 +38,26 @@ interface ImportOptions {
   format: ImportFormat;
 }
 
+/**
+ * The scope a kind needs besides POST /imports' own subscribers:write: what its records' own create operation asks
+ * (POST /subscribers/{id}/services, POST /transactions), so an import makes nothing its token could not make by hand.
+ */
+const KIND_SCOPES: Record<ImportKind, Scope | null> = {
+  [ImportKind.Subscribers]: null,
+  [ImportKind.Services]: 'provisioning:write',
+  [ImportKind.OpeningBalances]: 'billing:write',
+};
+
+/** 403 insufficient_scope when the token may not make the kind's records. */
+function assertKindScope(auth: AuthContext, kind: ImportKind): void {
+  const scope = KIND_SCOPES[kind];
+  if (scope !== null && !hasScope(auth.scopes, scope)) {
+    throw new ApiError('insufficient_scope', `An import of ${kind} requires the scope ${scope}.`, 'kind', {
+      'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
+    });
+  }
+}
+
 /** A form field's value against its allowed values: 422 validation_failed naming the field otherwise. */
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(value)) {
@@ -50,7 +71,11 @@ function resolveOptions(query: CreateImportQueryDto, file: UploadedFile): Import
   const fields: FormFields = file.fields;
   const kind = fields.kind ?? query.kind;
   if (kind === undefined) {
-    throw new ApiError('missing_field', 'kind is required: what the rows are (subscribers).', 'kind');
+    throw new ApiError(
+      'missing_field',
+      `kind is required: what the rows are (${IMPORT_KINDS.join(', ')}).`,
+      'kind',
+    );
   }
   const format = fields.format ?? query.format ?? file.format;
   if (format === null || format === undefined) {
@@ -95,6 +120,7 @@ export class ImportsService {
     let job: ImportJob | null = null;
     try {
       const options = resolveOptions(query, file);
+      assertKindScope(auth, options.kind);
       const now = this.clock.now();
       job = Object.assign(new ImportJob(), {
         tenantId: auth.tenantId,

@@ -83,4 +83,11 @@ export class NotificationSettingsRepository {
       );
     }
   }
+
+  /** Deletes every row of the tenant in notification_preferences, notification_templates, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['notification_preferences', 'notification_templates']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

@@ -20,6 +20,7 @@ export function sendBound(leaseMs: number): number {
 }
 import { NotificationSettingsRepository } from './notification-settings.repository';
 import { NotificationsRepository } from './notifications.repository';
+import { NotificationsPurge } from './notifications-purge';
 import { NotificationsOutboxModule } from './outbox/notifications-outbox';
 import { NotificationContent } from './sending/notification-content';
 import { NotificationWorker } from './sending/notification-worker';
@@ -55,6 +56,8 @@ import { NotificationWorker } from './sending/notification-worker';
     NotificationsService,
     NotificationPreferencesService,
     NotificationTemplatesService,
+    NotificationsPurge,
   ],
+  exports: [NotificationsPurge],
 })
 export class NotificationsModule {}

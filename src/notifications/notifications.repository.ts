@@ -249,4 +249,11 @@ export class NotificationsRepository {
       .addOrderBy('attempt.attempt')
       .getMany();
   }
+
+  /** Deletes every row of the tenant in notification_attempts, notifications, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['notification_attempts', 'notifications']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

@@ -37,6 +37,15 @@ export class NasRepository {
     await manager.delete(NasDevice, { tenantId, id });
   }
 
+  /** Deletes the tenant's NAS registry (its test clock is deleted) and answers the addresses it held. */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<string[]> {
+    const [rows] = await manager.query<[{ ip: string }[], number]>(
+      'DELETE FROM nas_devices WHERE tenant_id = $1 RETURNING ip',
+      [tenantId],
+    );
+    return rows.map((row) => row.ip);
+  }
+
   page(manager: EntityManager, tenantId: string, query: PageQueryDto): Promise<Page<NasDevice>> {
     const qb = manager
       .getRepository(NasDevice)

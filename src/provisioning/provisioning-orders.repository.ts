@@ -217,4 +217,9 @@ export class ProvisioningOrdersRepository {
     }
     return renderedPage(manager, ORDER_LIST, conditions, query);
   }
+
+  /** Deletes every provisioning_orders row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM provisioning_orders WHERE tenant_id = $1', [tenantId]);
+  }
 }

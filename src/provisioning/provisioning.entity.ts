@@ -74,6 +74,11 @@ export class ServicePlan {
   unique: true,
   where: `"status" <> 'terminated' AND "static_ipv4" IS NOT NULL`,
 })
+// An imported service's id in the system it came from: an import matches its rows by it (docs/imports.md).
+@Index('uq_services_external_id', ['tenantId', 'externalId'], {
+  unique: true,
+  where: `"external_id" IS NOT NULL`,
+})
 @ForeignKey('subscribers', ['tenantId', 'subscriberId'], ['tenantId', 'id'], {
   name: 'fk_services_subscriber',
 })
@@ -95,6 +100,10 @@ export class Service {
 
   @Column('text')
   status: ServiceStatus;
+
+  /** Its id in the system it was imported from (a services import); null for a service created by the API. */
+  @Column('text', { nullable: true })
+  externalId: string | null;
 
   @Column('text')
   pppoeUsername: string;

@@ -16,12 +16,14 @@ import { ProvisioningOrdersController } from './provisioning-orders.controller';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ProvisioningOrdersService } from './provisioning-orders.service';
 import { ProvisioningWorker } from './provisioning-worker';
+import { ProvisioningPurge } from './provisioning-purge';
 import { RadiusRepository } from './radius.repository';
 import { ServicePlansController } from './service-plans.controller';
 import { ServicePlansRepository } from './service-plans.repository';
 import { ServicePlansService } from './service-plans.service';
 import { ServicesController } from './services.controller';
 import { pppoeUsernameSearch, ServicesRepository } from './services.repository';
+import { ServiceImportsService } from './service-imports.service';
 import { ServiceLifecycle } from './service-lifecycle';
 import { ServicesService } from './services.service';
 
@@ -69,14 +71,18 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     NetworkSessionsService,
     ServicePlansService,
     ServicesService,
+    ServiceImportsService,
     ProvisioningOrdersService,
     ProvisioningWorker,
     ServicePlansRepository,
     ServicesRepository,
     ProvisioningOrdersRepository,
+    ProvisioningPurge,
   ],
   exports: [
+    ProvisioningPurge,
     ServicesService,
+    ServiceImportsService,
     ServiceLifecycle,
     ServicePlansService,
     ServicePlansRepository,

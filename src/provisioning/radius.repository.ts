@@ -234,6 +234,40 @@ export class RadiusRepository {
     await this.transaction(work);
   }
 
+  /**
+   * Removes what FreeRADIUS holds of a deleted test tenant: every row of its usernames (those starting with `realm`,
+   * `<slug>/`, and `usernames`) in radcheck, radreply, radusergroup and the accounting (radacct and its daily usage),
+   * and its NAS clients at `addresses`. Written as writeClient writes: in the caller's transaction in the API's own
+   * database, in a transaction of its own just before the caller commits in RADIUS_DATABASE_URL's.
+   */
+  async purge(
+    manager: EntityManager,
+    realm: string,
+    usernames: string[],
+    addresses: string[],
+  ): Promise<void> {
+    const work = async (query: Query) => {
+      const params = [realm, usernames];
+      await query(
+        `DELETE FROM radacct_daily_usage WHERE radacctid IN (
+           SELECT radacctid FROM radacct WHERE starts_with(username, $1) OR username = ANY($2::text[]))`,
+        params,
+      );
+      for (const table of ['radcheck', 'radreply', 'radusergroup', 'radacct']) {
+        await query(
+          `DELETE FROM ${table} WHERE starts_with(username, $1) OR username = ANY($2::text[])`,
+          params,
+        );
+      }
+      await query('DELETE FROM nas WHERE nasname = ANY($1::text[])', [addresses]);
+    };
+    if (!this.pool) {
+      await work((sql, params) => manager.query(sql, params));
+      return;
+    }
+    await this.transaction(work);
+  }
+
   /** The open sessions (no Stop yet) of a username. */
   async openSessions(username: string): Promise<RadiusSession[]> {
     const rows = await this.read(

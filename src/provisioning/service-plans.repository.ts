@@ -40,6 +40,11 @@ export class ServicePlansRepository {
     return manager.findOne(ServicePlan, { where: { tenantId, id } });
   }
 
+  /** The tenant's plans named among `names` (a name is unique per tenant: uq_service_plans_name). */
+  findByNames(manager: EntityManager, tenantId: string, names: string[]): Promise<ServicePlan[]> {
+    return manager.find(ServicePlan, { where: { tenantId, name: In([...new Set(names)]) } });
+  }
+
   lockForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<ServicePlan> {
     return lockForUpdate(manager, ServicePlan, tenantId, id, 'service plan');
   }
@@ -117,5 +122,10 @@ export class ServicePlansRepository {
       qb.andWhere('plan.active = :active', { active });
     }
     return paginate(qb, query);
+  }
+
+  /** Deletes every service_plans row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM service_plans WHERE tenant_id = $1', [tenantId]);
   }
 }

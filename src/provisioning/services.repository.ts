@@ -79,6 +79,11 @@ export class ServicesRepository {
       .getMany();
   }
 
+  /** The tenant's service imported as `externalId`, row-locked until the transaction ends (or null). */
+  lockByExternalId(manager: EntityManager, tenantId: string, externalId: string): Promise<Service | null> {
+    return manager.findOne(Service, { where: { tenantId, externalId }, lock: { mode: 'pessimistic_write' } });
+  }
+
   lockForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Service> {
     return lockForUpdate(manager, Service, tenantId, id, 'service');
   }
@@ -142,5 +147,19 @@ export class ServicesRepository {
       qb.andWhere('service.pppoeUsername = :username', { username: filter.pppoeUsername });
     }
     return paginate(qb, query);
+  }
+
+  /** The RADIUS usernames of every service the tenant has had. */
+  async radiusUsernames(manager: EntityManager, tenantId: string): Promise<string[]> {
+    const rows: { radius_username: string }[] = await manager.query(
+      'SELECT DISTINCT radius_username FROM services WHERE tenant_id = $1',
+      [tenantId],
+    );
+    return rows.map((row) => row.radius_username);
+  }
+
+  /** Deletes every services row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM services WHERE tenant_id = $1', [tenantId]);
   }
 }

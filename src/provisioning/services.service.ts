@@ -21,8 +21,8 @@ import { ServicePlansRepository } from './service-plans.repository';
 import { OrderAction, ServiceStatus, statusAfter } from './service-status';
 import { ServicesRepository } from './services.repository';
 
-/** The database's uniqueness verdicts as the API's answers. */
-function writeError(error: unknown): ApiError | null {
+/** The database's uniqueness verdicts as the API's answers (null: not one of them). */
+export function writeError(error: unknown): ApiError | null {
   if (isUniqueViolation(error, 'uq_services_pppoe_username')) {
     return new ApiError(
       'duplicate_service_username',
@@ -97,60 +97,80 @@ export class ServicesService {
    * (subscriber_follows_service, docs/automation.md).
    */
   async create(auth: AuthContext, subscriberId: string, dto: CreateServiceDto): Promise<ServiceWithOrderDto> {
-    const { tenantId } = auth;
-    const tenant = await this.tenants.findByIdOrSlug(tenantId);
+    const slug = await this.tenantSlug(auth.tenantId);
     try {
-      return await this.transactionRunner.run(auth, async (tx) => {
-        const subscriber = await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
-        if (NOT_SERVICEABLE.includes(subscriber.status)) {
-          throw new ApiError(
-            'subscriber_not_serviceable',
-            `Subscriber ${subscriberId} is ${subscriber.status} and takes no new services.`,
-            'subscriber_id',
-          );
-        }
-        const plan = await this.activePlan(tx, tenantId, dto.plan_id);
-        await this.assertCurrency(tx, tenantId, subscriber.billingProfileId, plan);
-        const now = this.clock.now();
-        const service = Object.assign(new Service(), {
-          tenantId,
-          id: newId('svc', now),
-          subscriberId,
-          planId: plan.id,
-          status: ServiceStatus.Pending,
-          pppoeUsername: dto.pppoe_username,
-          radiusUsername: `${tenant?.slug ?? tenantId}/${dto.pppoe_username}`,
-          pppoePassword: dto.pppoe_password,
-          staticIpv4: dto.static_ipv4 ?? null,
-          cpeMac: dto.cpe_mac ? normalizeMac(dto.cpe_mac) : null,
-          installationAddress: dto.installation_address ?? null,
-          activatedAt: null,
-          terminatedAt: null,
-          createdAt: now,
-          updatedAt: now,
-        });
-        await this.services.insert(tx.manager, service);
-        const answer = ServiceDto.from(service);
-        await this.events.append(tx, {
-          tenantId,
-          type: 'service.created',
-          subjectId: service.id,
-          object: answer,
-        });
-        const order = await this.orders.open(tx, service, OrderAction.Activate, { planId: plan.id });
-        if (subscriber.status === SubscriberStatus.Prospect) {
-          await this.subscribers.followService(
-            tx,
-            subscriber,
-            SubscriberStatus.Pending,
-            `service ${service.id} created`,
-          );
-        }
-        return { service: answer, order: OrderDto.from(order) };
-      });
+      return await this.transactionRunner.run(auth, (tx) =>
+        this.createIn(tx, auth.tenantId, slug, subscriberId, dto, null),
+      );
     } catch (error) {
       throw writeError(error) ?? error;
     }
+  }
+
+  /** What `radius_username` starts with: the tenant's slug (its id when it has none), read through `manager`. */
+  async tenantSlug(tenantId: string, manager?: EntityManager): Promise<string> {
+    return (await this.tenants.findByIdOrSlug(tenantId, manager))?.slug ?? tenantId;
+  }
+
+  /**
+   * create() in the caller's transaction (an import's batch): the service, its service.created event, its activate
+   * order, and the prospect's move to pending. A uniqueness violation is the caller's to map (serviceWriteError).
+   */
+  async createIn(
+    tx: Tx,
+    tenantId: string,
+    slug: string,
+    subscriberId: string,
+    dto: CreateServiceDto,
+    externalId: string | null,
+  ): Promise<ServiceWithOrderDto> {
+    const subscriber = await this.subscribers.lockIn(tx.manager, tenantId, subscriberId);
+    if (NOT_SERVICEABLE.includes(subscriber.status)) {
+      throw new ApiError(
+        'subscriber_not_serviceable',
+        `Subscriber ${subscriberId} is ${subscriber.status} and takes no new services.`,
+        'subscriber_id',
+      );
+    }
+    const plan = await this.activePlan(tx, tenantId, dto.plan_id);
+    await this.assertCurrency(tx, tenantId, subscriber.billingProfileId, plan);
+    const now = this.clock.now();
+    const service = Object.assign(new Service(), {
+      tenantId,
+      id: newId('svc', now),
+      subscriberId,
+      planId: plan.id,
+      status: ServiceStatus.Pending,
+      externalId,
+      pppoeUsername: dto.pppoe_username,
+      radiusUsername: `${slug}/${dto.pppoe_username}`,
+      pppoePassword: dto.pppoe_password,
+      staticIpv4: dto.static_ipv4 ?? null,
+      cpeMac: dto.cpe_mac ? normalizeMac(dto.cpe_mac) : null,
+      installationAddress: dto.installation_address ?? null,
+      activatedAt: null,
+      terminatedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.services.insert(tx.manager, service);
+    const answer = ServiceDto.from(service);
+    await this.events.append(tx, {
+      tenantId,
+      type: 'service.created',
+      subjectId: service.id,
+      object: answer,
+    });
+    const order = await this.orders.open(tx, service, OrderAction.Activate, { planId: plan.id });
+    if (subscriber.status === SubscriberStatus.Prospect) {
+      await this.subscribers.followService(
+        tx,
+        subscriber,
+        SubscriberStatus.Pending,
+        `service ${service.id} created`,
+      );
+    }
+    return { service: answer, order: OrderDto.from(order) };
   }
 
   async get(tenantId: string, id: string): Promise<Service> {
@@ -185,58 +205,71 @@ export class ServicesService {
       return await this.transactionRunner.run(auth, async (tx) => {
         const service = await this.services.lockForUpdate(tx.manager, auth.tenantId, id);
         await assertIfMatch(() => ServiceDto.from(service));
-        if (service.status === ServiceStatus.Terminated) {
-          throw new ApiError(
-            'invalid_state_transition',
-            `Service ${id} is terminated and read-only.`,
-            'status',
-          );
-        }
-        const changed: string[] = [];
-        const set = <K extends keyof Service>(field: string, key: K, value: Service[K] | undefined) => {
-          if (value !== undefined && service[key] !== value) {
-            service[key] = value;
-            changed.push(field);
-          }
-        };
-        set('pppoe_password', 'pppoePassword', dto.pppoe_password);
-        set('static_ipv4', 'staticIpv4', dto.static_ipv4);
-        set(
-          'cpe_mac',
-          'cpeMac',
-          dto.cpe_mac === undefined || dto.cpe_mac === null ? dto.cpe_mac : normalizeMac(dto.cpe_mac),
-        );
-        set('installation_address', 'installationAddress', dto.installation_address);
-        if (changed.length === 0) {
-          return ServiceDto.from(service);
-        }
-        const networkChanges = changed.filter((field) => ['pppoe_password', 'static_ipv4'].includes(field));
-        // Lock order (docs/decisions.md "One lock order"): the service row, then its orders. Checked before any write,
-        // so a change the open order would have to wait for is refused at once rather than queued behind the worker.
-        if (networkChanges.length > 0 && (await this.orders.hasOpen(tx, service))) {
-          throw orderInProgress(service.id);
-        }
-        service.updatedAt = this.clock.now();
-        await this.services.update(tx.manager, service);
-        const answer = ServiceDto.from(service);
-        await this.events.append(tx, {
-          tenantId: auth.tenantId,
-          type: 'service.updated',
-          subjectId: service.id,
-          object: answer,
-          details: { changed_fields: changed },
-        });
-        if (networkChanges.length > 0) {
-          await this.orders.open(tx, service, OrderAction.Modify, {
-            planId: service.planId,
-            changes: networkChanges,
-          });
-        }
-        return answer;
+        return (await this.updateIn(tx, service, dto)).service;
       });
     } catch (error) {
       throw writeError(error) ?? error;
     }
+  }
+
+  /**
+   * update() of a service the caller's transaction has locked (lockForUpdate, or lockByExternalIds): the fields
+   * changed, its service.updated event and the modify order what the network sees needs. Answers the service and
+   * the fields changed (none: nothing written).
+   */
+  async updateIn(
+    tx: Tx,
+    service: Service,
+    dto: UpdateServiceDto,
+  ): Promise<{ service: ServiceDto; changed: string[] }> {
+    if (service.status === ServiceStatus.Terminated) {
+      throw new ApiError(
+        'invalid_state_transition',
+        `Service ${service.id} is terminated and read-only.`,
+        'status',
+      );
+    }
+    const changed: string[] = [];
+    const set = <K extends keyof Service>(field: string, key: K, value: Service[K] | undefined) => {
+      if (value !== undefined && service[key] !== value) {
+        service[key] = value;
+        changed.push(field);
+      }
+    };
+    set('pppoe_password', 'pppoePassword', dto.pppoe_password);
+    set('static_ipv4', 'staticIpv4', dto.static_ipv4);
+    set(
+      'cpe_mac',
+      'cpeMac',
+      dto.cpe_mac === undefined || dto.cpe_mac === null ? dto.cpe_mac : normalizeMac(dto.cpe_mac),
+    );
+    set('installation_address', 'installationAddress', dto.installation_address);
+    if (changed.length === 0) {
+      return { service: ServiceDto.from(service), changed };
+    }
+    const networkChanges = changed.filter((field) => ['pppoe_password', 'static_ipv4'].includes(field));
+    // Lock order (docs/decisions.md "One lock order"): the service row, then its orders. Checked before any write,
+    // so a change the open order would have to wait for is refused at once rather than queued behind the worker.
+    if (networkChanges.length > 0 && (await this.orders.hasOpen(tx, service))) {
+      throw orderInProgress(service.id);
+    }
+    service.updatedAt = this.clock.now();
+    await this.services.update(tx.manager, service);
+    const answer = ServiceDto.from(service);
+    await this.events.append(tx, {
+      tenantId: service.tenantId,
+      type: 'service.updated',
+      subjectId: service.id,
+      object: answer,
+      details: { changed_fields: changed },
+    });
+    if (networkChanges.length > 0) {
+      await this.orders.open(tx, service, OrderAction.Modify, {
+        planId: service.planId,
+        changes: networkChanges,
+      });
+    }
+    return { service: answer, changed };
   }
 
   /** An action becomes an order; the service moves when the order completes. */

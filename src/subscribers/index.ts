@@ -16,6 +16,7 @@ export { ListSubscribersQueryDto } from './dto/list-subscribers-query.dto';
 export { CreatedSubscriberDto, SubscriberDto } from './dto/subscriber-response.dto';
 export { SubscribersService } from './subscribers.service';
 export { SubscriberImportsService } from './subscriber-imports.service';
+export { SubscribersPurge } from './subscribers-purge';
 export type {
   SubscriberImportOutcome,
   SubscriberImportResult,

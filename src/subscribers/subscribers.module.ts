@@ -5,6 +5,7 @@ import { SubscribersController } from './subscribers.controller';
 import { SubscribersRepository } from './subscribers.repository';
 import { SubscribersService } from './subscribers.service';
 import { SubscriberSearchRepository } from './subscriber-search.repository';
+import { SubscribersPurge } from './subscribers-purge';
 
 @Module({
   imports: [EventsModule],
@@ -14,7 +15,8 @@ import { SubscriberSearchRepository } from './subscriber-search.repository';
     SubscriberImportsService,
     SubscribersRepository,
     SubscriberSearchRepository,
+    SubscribersPurge,
   ],
-  exports: [SubscribersService, SubscriberImportsService],
+  exports: [SubscribersService, SubscriberImportsService, SubscribersPurge],
 })
 export class SubscribersModule {}

@@ -232,4 +232,9 @@ export class SubscribersRepository {
     }
     return renderedPage(manager, SUBSCRIBER_LIST, conditions, query);
   }
+
+  /** Deletes every subscribers row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM subscribers WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -213,6 +213,15 @@ export class SubscribersService {
     return subscriber;
   }
 
+  /** The tenant's subscribers among `externalIds`, row-locked in id order in the caller's transaction (an import's). */
+  lockByExternalIds(
+    manager: EntityManager,
+    tenantId: string,
+    externalIds: readonly string[],
+  ): Promise<Subscriber[]> {
+    return this.subscribers.lockByExternalIds(manager, tenantId, externalIds);
+  }
+
   /** The subscriber, read through the caller's transaction (or null). */
   findIn(manager: EntityManager, tenantId: string, id: string): Promise<Subscriber | null> {
     return this.subscribers.findById(manager, tenantId, id);

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { TenantDunningDay } from '../automation';
 import { BillingRunsService, BillingRunStatus } from '../billing';
 import { atFrozenTime, Clock, utcDay } from '../common/clock';
-import { PollingLoop } from '../common/polling-loop';
+import { PolledWorker } from '../common/polled-worker';
 import { SYSTEM_SCOPE } from '../common/request-context';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner } from '../database/transaction-runner';
@@ -26,10 +26,7 @@ const RUN_POLL_MS = 20;
  * reached (every step's work is once-only); the last write sets the clock ready with test_clock.ready.
  */
 @Injectable()
-export class TestClockAdvancer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('TestClockAdvancer');
-  private readonly loop = new PollingLoop(this.logger, 'test clock pass failed', () => this.pass());
-
+export class TestClockAdvancer extends PolledWorker {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -39,22 +36,15 @@ export class TestClockAdvancer implements OnApplicationBootstrap, OnApplicationS
     private readonly clocks: TestClocksRepository,
     private readonly runs: BillingRunsService,
     private readonly dunning: TenantDunningDay,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.loop.start(this.config.automation.pollMs);
+  ) {
+    super('TestClockAdvancer', 'test clock pass failed');
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.loop.stop();
+  protected pollMs(): number {
+    return this.config.automation.pollMs;
   }
 
-  /** Starts a pass now, or right after the one under way. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     while (!this.loop.stopped) {
       const leaseId = randomUUID();
       const clock = await this.clocks.claim(this.dataSource.manager, leaseId, this.leaseMs);

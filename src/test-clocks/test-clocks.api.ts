@@ -10,6 +10,7 @@ import {
   TestClocksService,
 } from '../gateway';
 import { TestClockAdvancer } from './test-clock-advancer';
+import { TestTenantPurge } from './test-tenant-purge';
 
 /** The test clocks API: gateway keeps the clocks and their tenants; an advance is carried out here. */
 @Injectable()
@@ -17,6 +18,7 @@ export class TestClocksApi {
   constructor(
     private readonly clocks: TestClocksService,
     private readonly advancer: TestClockAdvancer,
+    private readonly purge: TestTenantPurge,
   ) {}
 
   create(auth: AuthContext, dto: CreateTestClockDto): Promise<CreatedTestClockDto> {
@@ -33,6 +35,12 @@ export class TestClocksApi {
 
   async advance(auth: AuthContext, id: string, dto: AdvanceTestClockDto): Promise<TestClockDto> {
     const clock = await this.clocks.startAdvance(auth, id, new Date(dto.to), () => this.advancer.wake());
+    return TestClockDto.from(clock);
+  }
+
+  /** The clock as it was, deleted with its test tenant and every record of it. */
+  async delete(auth: AuthContext, id: string): Promise<TestClockDto> {
+    const clock = await this.clocks.delete(auth, id, (tx, tenantId) => this.purge.purgeTenant(tx, tenantId));
     return TestClockDto.from(clock);
   }
 }

@@ -1,7 +1,8 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, RequireScopes } from '../common/auth/auth.decorators';
 import { Page } from '../common/envelope/envelope';
+import { HonoursIfMatch } from '../common/http/honours-if-match';
 import { ReturnsSecret } from '../common/http/returns-secret';
 import { PageQueryDto } from '../common/pagination';
 import type { AuthContext } from '../common/request-context';
@@ -87,5 +88,19 @@ export class TestClocksController {
     @Body() dto: AdvanceTestClockDto,
   ): Promise<TestClockDto> {
     return this.clocks.advance(auth, id, dto);
+  }
+
+  @Delete(':id')
+  @RequireScopes('admin')
+  @ApiOperation({
+    summary: 'Delete a test clock and its test tenant (admin)',
+    description:
+      "Deletes the clock, its test tenant and every record of that tenant in one transaction: subscribers, services (and their FreeRADIUS rows), invoices, payments, tickets, webhooks, notifications, imports, events, tokens (which stop working at once). Answers the clock as it was; emits `test_clock.deleted` to the owner's log. Honours If-Match. 404 `not_found` for an unknown clock or another tenant's; 409 `test_clock_advancing` while an advance is under way. docs/test-clocks.md.",
+  })
+  @ApiEnvelope(TestClockDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found', 'test_clock_advancing')
+  @HonoursIfMatch()
+  deleteTestClock(@Auth() auth: AuthContext, @Param('id') id: string): Promise<TestClockDto> {
+    return this.clocks.delete(auth, id);
   }
 }

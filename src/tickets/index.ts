@@ -13,4 +13,5 @@ export {
 export { CreateTicketDto } from './dto/create-ticket.dto';
 export { TicketDto, TicketDetailDto } from './dto/ticket-response.dto';
 export { TicketsService } from './tickets.service';
+export { TicketsPurge } from './tickets-purge';
 export { TicketsModule } from './tickets.module';

@@ -28,4 +28,9 @@ export class TicketCommentsRepository {
     }
     return paginate(qb, query, 'oldest');
   }
+
+  /** Deletes every ticket_comments row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM ticket_comments WHERE tenant_id = $1', [tenantId]);
+  }
 }

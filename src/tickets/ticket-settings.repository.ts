@@ -26,4 +26,9 @@ export class TicketSettingsRepository {
     const { tenantId, ...changes } = settings;
     await manager.update(TicketSettings, { tenantId }, changes);
   }
+
+  /** Deletes every ticket_settings row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM ticket_settings WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -8,6 +8,7 @@ import { TicketSettingsRepository } from './ticket-settings.repository';
 import { TicketSettingsService } from './ticket-settings.service';
 import { TicketsController } from './tickets.controller';
 import { TicketsRepository } from './tickets.repository';
+import { TicketsPurge } from './tickets-purge';
 import { TicketsService } from './tickets.service';
 
 @Module({
@@ -20,7 +21,8 @@ import { TicketsService } from './tickets.service';
     TicketsRepository,
     TicketCommentsRepository,
     TicketSettingsRepository,
+    TicketsPurge,
   ],
-  exports: [TicketsService],
+  exports: [TicketsService, TicketsPurge],
 })
 export class TicketsModule {}

@@ -163,4 +163,11 @@ export class TicketsRepository {
     }
     return rankedPage(manager, TICKET_LIST, rankedTickets(tenantId, filter.text, conditions), query);
   }
+
+  /** Deletes every row of the tenant in ticket_status_changes, tickets, ticket_counters, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['ticket_status_changes', 'tickets', 'ticket_counters']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

@@ -201,4 +201,11 @@ export class WebhookDeliveriesRepository {
       .where('attempt.tenantId = :tenantId AND attempt.webhookId = :webhookId', { tenantId, webhookId });
     return paginate(qb, query);
   }
+
+  /** Deletes every row of the tenant in webhook_attempts, webhook_deliveries, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['webhook_attempts', 'webhook_deliveries']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

@@ -85,4 +85,9 @@ export class WebhooksRepository {
       [id, reason],
     );
   }
+
+  /** Deletes every webhooks row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM webhooks WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -325,6 +325,18 @@ describe('Optimistic concurrency: ETag, If-None-Match and If-Match', () => {
       },
     },
     {
+      name: 'DELETE /test-clocks/{id}',
+      answersRecord: false,
+      async setup() {
+        const res = await send('post', '/api/v1/test-clocks', {
+          name: 'ETag rehearsal',
+          frozen_time: '2031-01-01T00:00:00.000Z',
+        });
+        const path = `/api/v1/test-clocks/${res.body.data.id}`;
+        return { path, method: 'delete', writePath: path };
+      },
+    },
+    {
       name: 'DELETE /webhooks/{id}',
       answersRecord: false,
       async setup() {

@@ -19,6 +19,7 @@ const EMITTED = [
   'test_clock.advancing',
   'test_clock.ready',
   'test_clock.internal_failure',
+  'test_clock.deleted',
   'subscriber.created',
   'subscriber.updated',
   'subscriber.status_changed',

@@ -9,6 +9,8 @@ import {
 import { type ImportServer, killInBatch, startImportServer } from '../support/import-process';
 import { queryAt, repeats } from '../support/remote';
 import { suiteDatabaseUrl } from '../support/server-process';
+import { createPlan } from '../support/provisioning-factory';
+import { createSubscriber } from '../support/subscriber-factory';
 import { createTenantWithToken, ensure, uniqueSlug } from '../support/test-app';
 
 /**
@@ -116,5 +118,74 @@ describe('An import across a crash of its worker', () => {
     );
     expect(Number(count)).toBe(0);
     expect((await getImport(second.url, tenant.token, job.id)).completed_at).not.toBeNull();
+  });
+
+  it('should create every service of a services import once, with one activate order each, across a SIGKILL', async () => {
+    const db = suiteDatabaseUrl();
+    const first = await start(HOLD_MS);
+    const slug = uniqueSlug('imps');
+    const tenant = await createTenantWithToken(first.url, ['subscribers:*', 'provisioning:*'], slug);
+    const subscriber = await createSubscriber(first.url, tenant.token, { status: 'active' });
+    const plan = await createPlan(first.url, tenant.token);
+    const count = 60;
+    const rows = Array.from({ length: count }, (_, i) => [
+      `${slug}-svc-${i + 1}`,
+      subscriber.external_id!,
+      plan.id,
+      `${slug}.user${i + 1}`,
+      'correct-horse-42',
+    ]);
+    const res = await postImport(
+      first.url,
+      tenant.token,
+      toCsv(['external_id', 'subscriber_external_id', 'plan_id', 'pppoe_username', 'pppoe_password'], rows),
+      'text/csv',
+      { kind: 'services' },
+    );
+    const job = ensure(res, 202, 'upload').body.data as ImportJob;
+
+    const killedIn = await killInBatch(first, 2);
+    expect(killedIn).toEqual([21, 30]);
+    await first.exited;
+    const [left] = await queryAt<{ rows_done: number; created: number }>(
+      db,
+      'SELECT rows_done, created FROM imports WHERE id = $1',
+      [job.id],
+    );
+    expect(left).toEqual({ rows_done: 20, created: 20 });
+
+    const second = await start(0);
+    const done = await waitForImport(second.url, tenant.token, job.id, 60_000);
+    expect(done).toMatchObject({
+      status: 'completed',
+      rows_done: count,
+      created: count,
+      updated: 0,
+      failed: 0,
+    });
+
+    const services = await queryAt<{ id: string; external_id: string }>(
+      db,
+      'SELECT v.id, v.external_id FROM services v JOIN tenants t ON t.id = v.tenant_id WHERE t.slug = $1',
+      [slug],
+    );
+    expect(services).toHaveLength(count);
+    expect(repeats(services.map((s) => s.external_id))).toEqual({});
+    const orders = await queryAt<{ service_id: string }>(
+      db,
+      `SELECT o.service_id FROM provisioning_orders o JOIN tenants t ON t.id = o.tenant_id
+        WHERE t.slug = $1 AND o.action = 'activate'`,
+      [slug],
+    );
+    expect(orders).toHaveLength(count);
+    expect(repeats(orders.map((o) => o.service_id))).toEqual({});
+    const created = await queryAt<{ subject_id: string }>(
+      db,
+      `SELECT e.subject_id FROM events e JOIN tenants t ON t.id = e.tenant_id
+        WHERE t.slug = $1 AND e.type = 'service.created'`,
+      [slug],
+    );
+    expect(created).toHaveLength(count);
+    expect(repeats(created.map((e) => e.subject_id))).toEqual({});
   });
 });

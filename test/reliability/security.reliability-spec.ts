@@ -838,6 +838,7 @@ describe('Security: secrets, tenant isolation, request ids and callbacks (issue 
         'GET /api/v1/events/{id}': 404,
         'POST /api/v1/webhooks/{id}/test': 404,
         'DELETE /api/v1/tokens/{id}': 404,
+        'DELETE /api/v1/test-clocks/{id}': 404,
       });
       expect(problems).toEqual([]);
       // The checksum sees A's changes: an update by A's own admin moves it.

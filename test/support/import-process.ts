@@ -2,32 +2,26 @@
  * Server processes for the import crash suite (test/reliability/import-crash.reliability-spec.ts).
  *
  * This file is also preloaded into those server processes (`node -r <this file> src/main.ts`). There, and only when
- * the process was started with TEST_IMPORT_HOLD (`<ms>`), it wraps the subscribers' import batch: once a batch has
- * written its subscribers and their events (inside the batch's transaction, nothing committed yet), the process
+ * the process was started with TEST_IMPORT_HOLD (`<ms>`), it wraps the subscribers' and the services' import batch:
+ * once a batch has written its records and their events (inside the batch's transaction, nothing committed yet), the process
  * prints `import-test batch <first row>-<last row>` and holds the transaction open that long before the batch's
  * figures and cursor are written and it commits. A SIGKILL sent right after such a line lands inside that batch's
  * open transaction. Nothing of src/ changes; the jest process never sets the variable.
  */
 import type { Tx } from '../../src/database/transaction-runner';
-import {
-  SubscriberImportsService,
-  type SubscriberImportResult,
-  type SubscriberImportRow,
-} from '../../src/subscribers';
+import { ServiceImportsService } from '../../src/provisioning';
+import { SubscriberImportsService } from '../../src/subscribers';
 import { SERVER_DEFAULTS, type ServerChild, startServer, traced } from './server-process';
 
 const BATCH = /^import-test batch (\d+)-(\d+)$/;
 
 const HOLD = /^(\d+)$/.exec(process.env.TEST_IMPORT_HOLD ?? '');
-if (HOLD) {
-  const holdMs = Number(HOLD[1]);
-  const importBatch = SubscriberImportsService.prototype.importBatch;
-  SubscriberImportsService.prototype.importBatch = async function (
-    this: SubscriberImportsService,
-    tx: Tx,
-    tenantId: string,
-    rows: readonly SubscriberImportRow[],
-  ): Promise<SubscriberImportResult[]> {
+/** `importBatch`, then the batch's line and the hold, before the worker writes the figures and commits. */
+function held<Row extends { row: number }, R>(
+  importBatch: (tx: Tx, tenantId: string, rows: readonly Row[]) => Promise<R>,
+  holdMs: number,
+) {
+  return async function (this: unknown, tx: Tx, tenantId: string, rows: readonly Row[]): Promise<R> {
     const results = await importBatch.call(this, tx, tenantId, rows);
     if (rows.length > 0) {
       process.stdout.write(`import-test batch ${rows[0].row}-${rows[rows.length - 1].row}\n`);
@@ -35,6 +29,15 @@ if (HOLD) {
     }
     return results;
   };
+}
+
+if (HOLD) {
+  const holdMs = Number(HOLD[1]);
+  SubscriberImportsService.prototype.importBatch = held(
+    SubscriberImportsService.prototype.importBatch,
+    holdMs,
+  );
+  ServiceImportsService.prototype.importBatch = held(ServiceImportsService.prototype.importBatch, holdMs);
 }
 
 export type ImportServer = ServerChild & {

@@ -48,6 +48,7 @@ export interface Service {
   subscriber_id: string;
   plan_id: string;
   status: string;
+  external_id: string | null;
   pppoe_username: string;
   radius_username: string;
   static_ipv4: string | null;

@@ -112,4 +112,9 @@ export class ChargesRepository {
       [tenantId, JSON.stringify(rows), at],
     );
   }
+
+  /** Deletes every charges row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM charges WHERE tenant_id = $1', [tenantId]);
+  }
 }

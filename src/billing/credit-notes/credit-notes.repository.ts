@@ -44,4 +44,9 @@ export class CreditNotesRepository {
     }
     return paginate(qb, query);
   }
+
+  /** Deletes every credit_notes row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM credit_notes WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -134,4 +134,9 @@ export class InvoicesRepository {
       await manager.query(INSERT_INVOICES.sql, INSERT_INVOICES.params(invoices as Invoice[]));
     }
   }
+
+  /** Deletes every invoices row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM invoices WHERE tenant_id = $1', [tenantId]);
+  }
 }

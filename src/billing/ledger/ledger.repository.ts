@@ -222,4 +222,11 @@ export class LedgerRepository {
     );
     return rows[0].posted === entries.length;
   }
+
+  /** Deletes every row of the tenant in ledger_entries, subscriber_balances, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['ledger_entries', 'subscriber_balances']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

@@ -96,4 +96,9 @@ export class NumberingRepository {
     );
     return rows[0]?.last_sequence;
   }
+
+  /** Deletes every document_counters row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM document_counters WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -121,4 +121,9 @@ export class BillingProfilesRepository {
       ]),
     );
   }
+
+  /** Deletes every billing_profiles row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM billing_profiles WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -137,6 +137,12 @@ export const MRR_REBUILD_STATEMENTS = [
  */
 @Injectable()
 export class MrrRepository {
+  /** A test tenant's MRR rows, its test clock deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM mrr_months WHERE tenant_id = $1', [tenantId]);
+    await manager.query('DELETE FROM mrr_series WHERE tenant_id = $1', [tenantId]);
+  }
+
   /**
    * Recomputes the MRR steps of `subscriberIds` from their services and plan history, and moves the rollup by the
    * difference. Each subscriber is held by a transaction-scoped advisory lock first (in id order), so two

@@ -70,6 +70,11 @@ export const REVENUE_REBUILD_STATEMENTS = [
  */
 @Injectable()
 export class RevenueRepository {
+  /** A test tenant's revenue rows, its test clock deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM revenue_days WHERE tenant_id = $1', [tenantId]);
+  }
+
   /** Adds (sign 1) or takes back (sign −1: before an issued invoice is voided) what these documents count. */
   async record(
     manager: EntityManager,

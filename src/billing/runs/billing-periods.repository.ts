@@ -167,4 +167,9 @@ export class BillingPeriodsRepository {
     );
     return new Set(rows.map((row) => row.subscriber_id));
   }
+
+  /** Deletes every billing_periods row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM billing_periods WHERE tenant_id = $1', [tenantId]);
+  }
 }

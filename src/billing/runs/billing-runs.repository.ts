@@ -167,4 +167,11 @@ export class BillingRunsRepository {
       .where('item.tenantId = :tenantId AND item.runId = :runId', { tenantId, runId });
     return paginate(qb, query, 'oldest');
   }
+
+  /** Deletes every row of the tenant in billing_run_items, billing_runs, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['billing_run_items', 'billing_runs']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
+  }
 }

@@ -118,6 +118,11 @@ export class ServiceBillingRepository {
     const plans = await this.servicePlans.pricing(manager, tenantId, planIds);
     return plans.map((plan) => ({ ...plan, billingPeriod: plan.billingPeriod as PlanPeriod }));
   }
+
+  /** Deletes every service_billing row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM service_billing WHERE tenant_id = $1', [tenantId]);
+  }
 }
 
 function serviceRow(row: Record<string, unknown>): ServiceRow {

@@ -112,4 +112,9 @@ export class TaxRatesRepository {
       [tenantId, [...new Set(ids)]],
     );
   }
+
+  /** Deletes every tax_rates row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM tax_rates WHERE tenant_id = $1', [tenantId]);
+  }
 }

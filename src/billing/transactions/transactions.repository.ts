@@ -47,6 +47,15 @@ export class TransactionsRepository {
     return transaction;
   }
 
+  /** The tenant's transaction recorded with this external_id (uq_transactions_external_id), or null. */
+  findByExternalId(
+    manager: EntityManager,
+    tenantId: string,
+    externalId: string,
+  ): Promise<Transaction | null> {
+    return manager.findOneBy(Transaction, { tenantId, externalId });
+  }
+
   /** The tenant's transaction with this id, row-locked until the transaction ends; null when there is none. */
   findForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Transaction | null> {
     return manager.findOne(Transaction, { where: { tenantId, id }, lock: { mode: 'pessimistic_write' } });
@@ -248,5 +257,12 @@ export class TransactionsRepository {
       [tenantId, subscriberId, currency],
     );
     return Number(row.sum ?? 0);
+  }
+
+  /** Deletes every row of the tenant in allocations, transactions, in that order: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    for (const table of ['allocations', 'transactions']) {
+      await manager.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+    }
   }
 }

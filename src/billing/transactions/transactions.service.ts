@@ -95,7 +95,7 @@ export class TransactionsService {
   async create(auth: AuthContext, dto: CreateTransactionDto): Promise<TransactionDto> {
     assertKindFields(dto);
     try {
-      return await this.transactionRunner.run(auth, (tx) => this.record(tx, auth.tenantId, dto));
+      return await this.transactionRunner.run(auth, (tx) => this.recordIn(tx, auth.tenantId, dto));
     } catch (error) {
       if (isUniqueViolation(error, 'uq_transactions_external_id')) {
         throw new ApiError(
@@ -110,9 +110,15 @@ export class TransactionsService {
 
   /**
    * Records the transaction in the caller's transaction: written and announced, applied to what is owed (auto-apply),
-   * and posted to the ledger (a debit becomes a pending charge instead).
+   * and posted to the ledger (a debit becomes a pending charge instead, taxed at `debitTaxRateIds`: null, the
+   * billing profile's defaults; empty, untaxed). A second external_id is the caller's to map (uq_transactions_external_id).
    */
-  private async record(tx: Tx, tenantId: string, dto: CreateTransactionDto): Promise<TransactionDto> {
+  async recordIn(
+    tx: Tx,
+    tenantId: string,
+    dto: CreateTransactionDto,
+    debitTaxRateIds: string[] | null = null,
+  ): Promise<TransactionDto> {
     const { manager } = tx;
     const isRefund = dto.kind === TransactionKind.Refund;
     // Money that really moved (a payment, a refund of one) is recorded for an archived subscriber too.
@@ -150,7 +156,7 @@ export class TransactionsService {
     const allocations = autoApply ? await this.allocator.applyOldestFirst(tx, transaction) : [];
     if (transaction.kind === TransactionKind.Debit) {
       // A debit is owed once an invoice carries it: it becomes a pending charge (docs/billing.md, "Charges").
-      await this.debitCharge(tx, subscriber, transaction);
+      await this.debitCharge(tx, subscriber, transaction, debitTaxRateIds);
       return TransactionDto.from(transaction);
     }
     const { type, sign } = LEDGER_SIGN[transaction.kind];
@@ -166,7 +172,12 @@ export class TransactionsService {
   }
 
   /** The pending charge a debit makes, under the subscriber's lock, in its billing profile's currency. */
-  private async debitCharge(tx: Tx, subscriber: Subscriber, debit: Transaction): Promise<void> {
+  private async debitCharge(
+    tx: Tx,
+    subscriber: Subscriber,
+    debit: Transaction,
+    taxRateIds: string[] | null,
+  ): Promise<void> {
     const { manager } = tx;
     await this.subscribers.lockIn(manager, debit.tenantId, subscriber.id);
     const profile = await this.profiles.profileFor(manager, debit.tenantId, subscriber.billingProfileId);
@@ -187,6 +198,7 @@ export class TransactionsService {
       currency: debit.currency,
       source: ChargeSource.Debit,
       sourceId: debit.id,
+      taxRateIds,
     });
   }
 

@@ -28,6 +28,7 @@ import { SubscriberSearch1796600000000 } from './1796600000000-SubscriberSearch'
 import { Imports1796610000000 } from './1796610000000-Imports';
 import { ReportIndexes1796630000000 } from './1796630000000-ReportIndexes';
 import { TestClocks1796640000000 } from './1796640000000-TestClocks';
+import { ImportKinds1796650000000 } from './1796650000000-ImportKinds';
 import { MrrSeries1796680000000 } from './1796680000000-MrrSeries';
 import { RevenueDays1796680000100 } from './1796680000100-RevenueDays';
 
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   Imports1796610000000,
   ReportIndexes1796630000000,
   TestClocks1796640000000,
+  ImportKinds1796650000000,
   MrrSeries1796680000000,
   RevenueDays1796680000100,
 ];

@@ -8,7 +8,10 @@ import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
 import { PageQueryDto } from '../../common/pagination';
 import type { AuthContext } from '../../common/request-context';
-import { TransactionRunner } from '../../database/transaction-runner';
+import { TransactionRunner, type Tx } from '../../database/transaction-runner';
+import { assertIfMatch } from '../../common/http/etag';
+import { IdempotencyRepository } from '../idempotency/idempotency.repository';
+import { TenantSettingsRepository } from '../tenants/tenant-settings.repository';
 import { EventsService } from '../../events';
 import { TenantResponseDto } from '../tenants/dto/tenant.dto';
 import { TenantsService } from '../tenants/tenants.service';
@@ -20,6 +23,17 @@ import { TestClocksRepository } from './test-clocks.repository';
 
 /** The longest advance: two years (731 days), as Stripe's test clocks allow. */
 export const MAX_ADVANCE_DAYS = 731;
+
+/** The slug of a clock's test tenant, made with it: `test-` and the clock id's random part. */
+export function testTenantSlug(clockId: string): string {
+  return `test-${clockId.slice(4).toLowerCase()}`;
+}
+
+/**
+ * What the other modules delete of a test tenant, in the deletion's transaction and in their dependency order, before
+ * the gateway deletes its own rows (the tenant's tokens, idempotency keys, settings, clock and tenant row).
+ */
+export type TenantPurge = (tx: Tx, tenantId: string) => Promise<void>;
 
 /**
  * Test clocks as the owner tenant's resources (docs/test-clocks.md): made with their test tenant and its first token
@@ -36,6 +50,8 @@ export class TestClocksService {
     private readonly clocks: TestClocksRepository,
     private readonly tenantTime: TenantTime,
     private readonly clock: Clock,
+    private readonly settings: TenantSettingsRepository,
+    private readonly idempotencyKeys: IdempotencyRepository,
   ) {}
 
   async create(auth: AuthContext, name: string, frozenTime: Date): Promise<CreatedTestClockDto> {
@@ -45,11 +61,7 @@ export class TestClocksService {
     return this.transactionRunner.run(auth, async (tx) => {
       const now = this.clock.now();
       const id = newId('clk', now);
-      const tenant = await this.tenants.insert(
-        tx,
-        `test-${id.slice(4).toLowerCase()}`,
-        `${name} (test clock)`,
-      );
+      const tenant = await this.tenants.insert(tx, testTenantSlug(id), `${name} (test clock)`);
       const clock = await this.clocks.insert(tx.manager, {
         id,
         tenantId: tenant.id,
@@ -128,6 +140,43 @@ export class TestClocksService {
         object: TestClockDto.from(clock),
       });
       tx.afterCommit(afterCommit);
+      return clock;
+    });
+  }
+
+  /**
+   * Deletes the clock and every row of its test tenant in one transaction (docs/test-clocks.md): `purge` deletes the
+   * other modules' rows, then the gateway its own; `test_clock.deleted` is written to the owner's log. 409 while the
+   * clock advances. A tenant that is not the clock's own test tenant (as create made it) is never purged.
+   */
+  delete(auth: AuthContext, id: string, purge: TenantPurge): Promise<TestClock> {
+    return this.transactionRunner.run(auth, async (tx) => {
+      const clock = await this.clocks.lockOwned(tx.manager, auth.tenantId, id);
+      await assertIfMatch(() => TestClockDto.from(clock));
+      if (clock.status === TestClockStatus.Advancing) {
+        throw new ApiError(
+          'test_clock_advancing',
+          `Test clock ${id} is advancing to ${clock.advanceTo?.toISOString()}: delete it once test_clock.ready is written.`,
+        );
+      }
+      // Rows naming the tenant wait for this lock (their foreign key's check), so none is added while it is purged.
+      const tenant = await this.tenants.lockForDelete(tx, clock.tenantId);
+      if (!tenant || tenant.id === clock.ownerTenantId || tenant.slug !== testTenantSlug(clock.id)) {
+        // Only a test tenant made with this clock is ever purged: anything else is a broken invariant, not a request.
+        throw new Error(`test clock ${clock.id} is not bound to its own test tenant: nothing deleted`);
+      }
+      await purge(tx, tenant.id);
+      await this.idempotencyKeys.purgeTenant(tx.manager, tenant.id);
+      await this.tokens.purgeTenant(tx, tenant.id);
+      await this.settings.purgeTenant(tx.manager, tenant.id);
+      await this.clocks.delete(tx.manager, clock.id);
+      await this.tenants.delete(tx, tenant.id);
+      await this.events.append(tx, {
+        tenantId: auth.tenantId,
+        type: 'test_clock.deleted',
+        subjectId: clock.id,
+        object: TestClockDto.from(clock),
+      });
       return clock;
     });
   }

@@ -125,4 +125,9 @@ export class IdempotencyRepository {
       .execute();
     return result.affected ?? 0;
   }
+
+  /** Deletes every idempotency_keys row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM idempotency_keys WHERE tenant_id = $1', [tenantId]);
+  }
 }

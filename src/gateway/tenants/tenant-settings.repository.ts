@@ -96,4 +96,9 @@ export class TenantSettingsRepository {
     const changes = Object.fromEntries(columns.map((column) => [column, settings[column]]));
     await manager.update(TenantSettings, { tenantId: settings.tenantId }, changes);
   }
+
+  /** Deletes every tenant_settings row of the tenant: its test clock is deleted (docs/test-clocks.md). */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<void> {
+    await manager.query('DELETE FROM tenant_settings WHERE tenant_id = $1', [tenantId]);
+  }
 }

@@ -28,6 +28,18 @@ export class TenantsRepository {
     return manager.findOneBy(Tenant, { [column]: idOrSlug });
   }
 
+  /**
+   * The tenant locked for its deletion: a row that names it (a foreign key's check takes a share lock on it) cannot
+   * be written by anyone else until the deleting transaction ends.
+   */
+  lockForDelete(manager: EntityManager, id: string): Promise<Tenant | null> {
+    return manager.findOne(Tenant, { where: { id }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  async delete(manager: EntityManager, id: string): Promise<void> {
+    await manager.delete(Tenant, { id });
+  }
+
   page(manager: EntityManager, query: PageQueryDto): Promise<Page<Tenant>> {
     return paginate(manager.getRepository(Tenant).createQueryBuilder('tenant'), query);
   }

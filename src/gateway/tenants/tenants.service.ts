@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
@@ -56,12 +56,28 @@ export class TenantsService {
     }
   }
 
-  findByIdOrSlug(idOrSlug: string): Promise<Tenant | null> {
-    return this.tenantsRepository.findByIdOrSlug(this.dataSource.manager, idOrSlug);
+  /** The tenant, read through `manager` (a caller's transaction) or the pool. */
+  findByIdOrSlug(idOrSlug: string, manager: EntityManager = this.dataSource.manager): Promise<Tenant | null> {
+    return this.tenantsRepository.findByIdOrSlug(manager, idOrSlug);
   }
 
   list(query: PageQueryDto): Promise<Page<Tenant>> {
     return this.tenantsRepository.page(this.dataSource.manager, query);
+  }
+
+  /** By id, read in the caller's transaction. */
+  findIn(tx: Tx, id: string): Promise<Tenant | null> {
+    return this.tenantsRepository.findByIdOrSlug(tx.manager, id);
+  }
+
+  /** The tenant locked in the caller's transaction for its deletion (a test clock's tenant), or null. */
+  lockForDelete(tx: Tx, id: string): Promise<Tenant | null> {
+    return this.tenantsRepository.lockForDelete(tx.manager, id);
+  }
+
+  /** Deletes the tenant's row, once every row naming it is gone (a test clock's tenant, docs/test-clocks.md). */
+  delete(tx: Tx, id: string): Promise<void> {
+    return this.tenantsRepository.delete(tx.manager, id);
   }
 
   /** Creates the tenant and its tenant.created event in the caller's transaction. */

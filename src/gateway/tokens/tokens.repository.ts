@@ -45,6 +45,15 @@ export class TokensRepository {
     await manager.update(ApiToken, { id, revokedAt: IsNull() }, { revokedAt });
   }
 
+  /** Deletes every token of the tenant (its test clock is deleted) and answers their hashes, for the cache. */
+  async purgeTenant(manager: EntityManager, tenantId: string): Promise<string[]> {
+    const [rows] = await manager.query<[{ token_hash: string }[], number]>(
+      'DELETE FROM api_tokens WHERE tenant_id = $1 RETURNING token_hash',
+      [tenantId],
+    );
+    return rows.map((row) => row.token_hash);
+  }
+
   /** Adds platform:admin to the token unless it holds it; true when it was added now. */
   async grantPlatformAdmin(manager: EntityManager, id: string): Promise<boolean> {
     const result = await manager

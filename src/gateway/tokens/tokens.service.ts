@@ -179,6 +179,17 @@ export class TokensService {
     return this.tokensRepository.page(this.dataSource.manager, tenantId, query);
   }
 
+  /**
+   * Deletes every token of the tenant in the caller's transaction (its test clock is deleted): they stop working at
+   * once in this process (forgotten now and once committed, as a revocation), in others within the cache's TTL.
+   */
+  async purgeTenant(tx: Tx, tenantId: string): Promise<void> {
+    const hashes = await this.tokensRepository.purgeTenant(tx.manager, tenantId);
+    const forget = () => hashes.forEach((hash) => this.cache.forget(hash));
+    forget();
+    tx.afterCommit(forget);
+  }
+
   /** `callerScopes` (null from the CLI): a token may only revoke a token whose scopes it holds. */
   async revoke(
     scope: WriteScope,

@@ -19,7 +19,8 @@ export class CreateImportQueryDto {
   @ApiPropertyOptional({
     enum: IMPORT_KINDS,
     example: ImportKind.Subscribers,
-    description: 'What the rows are. Required, here or as a form field of a multipart upload.',
+    description:
+      'What the rows are (docs/imports.md lists each kind’s columns): subscribers, services or opening_balances. Required, here or as a form field of a multipart upload.',
   })
   @Optional()
   @IsIn(IMPORT_KINDS, { message: `kind must be one of ${IMPORT_KINDS.join(', ')}` })
@@ -142,7 +143,8 @@ export class ImportErrorDto {
     example: 'crm-000123',
     type: String,
     nullable: true,
-    description: "The row's external_id, if it had one.",
+    description:
+      "The row's key, if it had one: its external_id (an opening balance's row: its subscriber_external_id).",
   })
   external_id: string | null;
   @ApiProperty({

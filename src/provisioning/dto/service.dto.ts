@@ -151,6 +151,15 @@ export class ServiceDto {
   status: ServiceStatus;
 
   @ApiProperty({
+    example: 'splynx-svc-1042',
+    nullable: true,
+    type: String,
+    description:
+      'Its id in the system it was imported from (a `services` import matches its rows by it, docs/imports.md); null for a service created here.',
+  })
+  external_id: string | null;
+
+  @ApiProperty({
     example: 'ada.lovelace',
     description: 'The PPPoE login within the tenant; the network sees it as `radius_username`.',
   })
@@ -208,6 +217,7 @@ export class ServiceDto {
       subscriber_id: service.subscriberId,
       plan_id: service.planId,
       status: service.status,
+      external_id: service.externalId,
       pppoe_username: service.pppoeUsername,
       radius_username: service.radiusUsername,
       static_ipv4: service.staticIpv4,
