@@ -77,10 +77,6 @@ export function completedOrder(
   });
 }
 
-/**
- * Moves the service to where its completed order leaves it (status, plan, the day it was activated or terminated);
- * answers whether it changed, so it is written.
- */
 /** The actions whose completion moves a service's plan history or active life (what MRR is made of). */
 const PLAN_HISTORY_ACTIONS: readonly OrderAction[] = [
   OrderAction.Activate,
@@ -88,6 +84,10 @@ const PLAN_HISTORY_ACTIONS: readonly OrderAction[] = [
   OrderAction.Terminate,
 ];
 
+/**
+ * Moves the service to where its completed order leaves it (status, plan, the day it was activated or terminated);
+ * answers whether it changed, so it is written.
+ */
 export function moveService(
   service: Service,
   order: ProvisioningOrder,
