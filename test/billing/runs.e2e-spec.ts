@@ -49,6 +49,7 @@ import {
   oneInvoiceRun,
 } from '../support/billing-run-factory';
 import { baseLines } from '../support/billing-run-factory';
+import { ownDatabase, type OwnDatabase } from '../support/own-database';
 import { letTimePass, waitUntil } from '../support/wait-for';
 
 /** Issue #16: bill runs (POST/GET /api/v1/billing-runs), the default billing profile, currency_mismatch, the scheduler. */
@@ -933,13 +934,17 @@ describe('Two instances sharing the database (scheduler on in both)', () => {
   let two: RunApp;
   const day = '2062-09-14';
 
+  let database: OwnDatabase | undefined;
+
   beforeAll(async () => {
-    one = await startSchedulerApp(day);
-    two = await startSchedulerApp(day);
+    database = await ownDatabase('two_instances');
+    one = await startSchedulerApp(day, database);
+    two = await startSchedulerApp(day, database);
   });
   afterAll(async () => {
     await two?.close();
     await one?.close();
+    await database?.drop();
   });
 
   it('should bill each subscriber once when both instances take a run at once, and schedule one run per tenant and day', async () => {

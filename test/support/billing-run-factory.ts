@@ -1,3 +1,4 @@
+import { ownDatabase, type OwnDatabase } from './own-database';
 import request from 'supertest';
 import { addDays } from '../../src/common/dates';
 import { TestClock } from './test-clock';
@@ -124,9 +125,15 @@ export async function startRunApp(
   return { t, clock, close: () => t.close() };
 }
 
-/** A run app with the bill scheduler on and a quick automation poll, its clock at 01:30 on `day`. */
-export function startSchedulerApp(day: string): Promise<RunApp> {
-  return startRunApp({ BILLING_SCHEDULER_ENABLED: 'true', AUTOMATION_POLL_MS: '50' }, at(day, '01:30'));
+/**
+ * A run app with the bill scheduler on and a quick automation poll, its clock at 01:30 on `day`, on `database` (one
+ * of the suite's own: ownDatabase, since the scheduler bills every tenant of its database).
+ */
+export function startSchedulerApp(day: string, database: OwnDatabase): Promise<RunApp> {
+  return startRunApp(
+    { BILLING_SCHEDULER_ENABLED: 'true', AUTOMATION_POLL_MS: '50', ...database.env },
+    at(day, '01:30'),
+  );
 }
 
 /**
@@ -141,9 +148,16 @@ export function runAppSuite(
   suiteOf(() => startRunApp(env, start), ready);
 }
 
-/** runAppSuite with startSchedulerApp(day). */
+/** runAppSuite with startSchedulerApp(day), on a database of the describe block's own (dropped after it). */
 export function schedulerAppSuite(day: string, ready: (app: RunApp) => unknown): void {
-  suiteOf(() => startSchedulerApp(day), ready);
+  let database: OwnDatabase | undefined;
+  afterAll(async () => {
+    await database?.drop();
+  });
+  suiteOf(async () => {
+    database = await ownDatabase('scheduler');
+    return startSchedulerApp(day, database);
+  }, ready);
 }
 
 function suiteOf(start: () => Promise<RunApp>, ready: (app: RunApp) => unknown): void {
