@@ -182,6 +182,8 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     WEBHOOK_ALLOW_PRIVATE: 'true',
     WEBHOOK_WORKER_ENABLED: 'false',
     PROVISIONING_WORKER_ENABLED: 'false',
+    // The bill run and automation workers poll quickly: the example advance walks 45 days of runs and dunning.
+    AUTOMATION_POLL_MS: '50',
   });
 
   it('should cover every POST and PATCH of the document', () => {
@@ -237,7 +239,8 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     await waitUntil(
       () => read(`/api/v1/test-clocks/${ids.clock}`),
       (res) => res.body.data?.status === 'ready',
-      { what: 'the example test clock ready', timeout: 120_000 },
+      // 45 days, each a bill run and a day of dunning: well under a minute alone, minutes on a loaded machine.
+      { what: 'the example test clock ready', timeout: 300_000 },
     );
-  }, 180_000);
+  }, 420_000);
 });
