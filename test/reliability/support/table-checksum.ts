@@ -66,8 +66,16 @@ export class TableChecksums {
     return sums;
   }
 
-  /** Waits until two checksums 150 ms apart agree: work a successful request started (a bill run) has settled. */
-  async settled(limitMs = 20_000): Promise<Checksums> {
+  /**
+   * Waits until two checksums 150 ms apart agree: work a successful request started (a bill run) has settled. A test
+   * clock's accepted advance walks its days (a bill run and a day of dunning each) for longer than that, with pauses
+   * between its steps: it is waited for to its end first (at most `advanceLimitMs`).
+   */
+  async settled(limitMs = 20_000, advanceLimitMs = 300_000): Promise<Checksums> {
+    const advancesEnd = Date.now() + advanceLimitMs;
+    while ((await this.advancing()) && Date.now() < advancesEnd) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
     const deadline = Date.now() + limitMs;
     let previous = await this.current();
     for (;;) {
@@ -78,6 +86,14 @@ export class TableChecksums {
       }
       previous = now;
     }
+  }
+
+  /** Whether a test clock is advancing (its advance goes on in the background). */
+  private async advancing(): Promise<boolean> {
+    const rows = await this.dataSource.query<Array<{ n: number }>>(
+      "SELECT count(*)::int AS n FROM test_clocks WHERE status = 'advancing'",
+    );
+    return rows[0].n > 0;
   }
 
   private async snapshot(): Promise<string> {
