@@ -10,7 +10,13 @@ import { captureLogs, recordSecrets } from './support/log-capture';
 import { buildWorld, pathFor, validBodyFor, type World } from './support/fixtures';
 import { hostileRequests, type HostileRequest } from './support/hostile-bodies';
 import { hostilePathId, hostileQueryString } from './support/hostile-queries';
-import { OPENAPI_PATH, readOperations, writeOperations, type Operation } from './support/openapi-operations';
+import {
+  deleteOperations,
+  OPENAPI_PATH,
+  readOperations,
+  writeOperations,
+  type Operation,
+} from './support/openapi-operations';
 import { RawClient, rawExchange, type RawRequest, type RawResponse } from './support/raw-client';
 import { changedTables, TableChecksums } from './support/table-checksum';
 import { queryCases, schemaCases, typedQueryValue } from './support/schema-cases';
@@ -332,6 +338,7 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
 
   const writes = writeOperations();
   const reads = readOperations();
+  const deletes = deleteOperations();
   const contract = openApiContract();
 
   /** Ajv's complaints about the JSON text of a body for `op` (none when the text is no JSON, as for 1e309 keys). */
@@ -345,9 +352,10 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
     return contract.requestBodyProblems(op.method, op.path, body) ?? [];
   };
 
-  it('finds every POST/PATCH and GET of the document', () => {
+  it('finds every POST/PATCH, GET and DELETE of the document', () => {
     expect(writes.length).toBeGreaterThan(0);
     expect(reads.length).toBeGreaterThan(0);
+    expect(deletes.length).toBeGreaterThan(0);
   });
 
   describe.each(writes.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op] as const))(
@@ -437,6 +445,31 @@ describe('Hostile input on every endpoint of openapi.json (issue 18 item 1)', ()
               path: pathFor(op, readWorld, { [name]: id }),
               headers: readWorld.headers,
               body: null,
+            });
+          }
+        }
+        const report = await attack(endpoint, seed, inputs);
+        expect(verdict(report)).toEqual([]);
+      }, 600_000);
+    },
+  );
+
+  describe.each(deletes.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op] as const))(
+    '%s',
+    (endpoint, op: Operation) => {
+      it('answers hostile path ids in the envelope, below 500, never removing anything', async () => {
+        const seed = seedFor(op.operationId);
+        const inputs: Prepared[] = [];
+        for (const name of op.pathParams) {
+          for (const id of fc.sample(hostilePathId, { seed: seed + 1, numRuns: ID_RUNS })) {
+            inputs.push({
+              label: `path-id ${name}=${id.slice(0, 60)}`,
+              method: 'DELETE',
+              path: pathFor(op, readWorld, { [name]: id }),
+              headers: readWorld.headers,
+              body: null,
+              // No hostile id names a resource of the world: a 2xx removed something that is not there.
+              forbidden: () => [`${name}=${id.slice(0, 60)} names nothing, yet the DELETE succeeded`],
             });
           }
         }

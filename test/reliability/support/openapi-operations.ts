@@ -145,6 +145,11 @@ export function writeOperations(): Operation[] {
   return operations().filter((op) => op.method === 'post' || op.method === 'patch' || op.method === 'put');
 }
 
+/** Every DELETE: the operations that remove what their path names. */
+export function deleteOperations(): Operation[] {
+  return operations().filter((op) => op.method === 'delete');
+}
+
 /** Every GET that lists or reads by id (health and info included: they take query strings and headers too). */
 export function readOperations(): Operation[] {
   return operations().filter((op) => op.method === 'get');
