@@ -23,9 +23,12 @@ const PAYABLE = PAYABLE_STATUSES.map((status) => `'${status}'`).join(', ');
 /** A UTC day of a timestamp expression. */
 const DAY = (expression: string) => `(${expression} AT TIME ZONE 'UTC')::date`;
 
-/** When an issued invoice stopped being payable (paid, voided, written off); null while it is payable. */
+/**
+ * When an issued invoice stopped being payable (paid, voided, written off; its finalisation for such a row without the
+ * instant, which the report never counted open); null while it is payable.
+ */
 const ENDED_AT = (i: string) =>
-  `CASE ${i}.status WHEN 'paid' THEN ${i}.paid_at WHEN 'void' THEN ${i}.voided_at WHEN 'written_off' THEN ${i}.written_off_at END`;
+  `COALESCE(CASE ${i}.status WHEN 'paid' THEN ${i}.paid_at WHEN 'void' THEN ${i}.voided_at WHEN 'written_off' THEN ${i}.written_off_at END, CASE WHEN ${i}.status IN ('paid', 'void', 'written_off') THEN ${i}.finalized_at END)`;
 
 /**
  * The statements that rebuild one tenant's ($1) aging tables from its invoices, allocations and transactions, as the
@@ -48,7 +51,7 @@ export const AGING_REBUILD_STATEMENTS = [
             FROM issued WHERE ended_at IS NOT NULL
           UNION ALL
           SELECT i.subscriber_id, i.currency, i.due_date,
-                 ${DAY(`LEAST(a.created_at, CASE WHEN i.status = 'paid' THEN i.paid_at END)`)}, -a.amount, 0
+                 ${DAY(`LEAST(a.created_at, ${ENDED_AT('i')})`)}, -a.amount, 0
             FROM allocations a JOIN invoices i ON i.tenant_id = a.tenant_id AND i.id = a.invoice_id
            WHERE a.tenant_id = $1)
    SELECT $1, currency, due_date, day, aging_shard(subscriber_id), SUM(amount), SUM(n)

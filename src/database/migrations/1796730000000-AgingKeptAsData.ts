@@ -3,9 +3,12 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /** A UTC day of a timestamp expression. */
 const DAY = (expression: string) => `(${expression} AT TIME ZONE 'UTC')::date`;
 
-/** When an issued invoice stopped being payable (paid, voided, written off); null while it is payable. */
+/**
+ * When an issued invoice stopped being payable (paid, voided, written off; its finalisation for such a row without the
+ * instant, which the report never counted open); null while it is payable.
+ */
 const ENDED_AT = (i: string) =>
-  `CASE ${i}.status WHEN 'paid' THEN ${i}.paid_at WHEN 'void' THEN ${i}.voided_at WHEN 'written_off' THEN ${i}.written_off_at END`;
+  `COALESCE(CASE ${i}.status WHEN 'paid' THEN ${i}.paid_at WHEN 'void' THEN ${i}.voided_at WHEN 'written_off' THEN ${i}.written_off_at END, CASE WHEN ${i}.status IN ('paid', 'void', 'written_off') THEN ${i}.finalized_at END)`;
 
 /**
  * The tables, the functions that write them and the triggers that call them (docs/reports.md, "How the reports are
@@ -127,7 +130,7 @@ const SCHEMA = [
          SELECT * INTO i FROM invoices WHERE tenant_id = r.tenant_id AND id = r.invoice_id;
          IF FOUND THEN
            PERFORM aging_invoice_add(i.tenant_id, i.subscriber_id, i.currency, i.due_date,
-             ${DAY(`LEAST(r.created_at, CASE WHEN i.status = 'paid' THEN i.paid_at END)`)}, -sign * r.amount, 0);
+             ${DAY(`LEAST(r.created_at, ${ENDED_AT('i')})`)}, -sign * r.amount, 0);
          END IF;
          SELECT * INTO m FROM transactions WHERE tenant_id = r.tenant_id AND id = r.transaction_id;
          IF FOUND AND m.kind IN ('payment', 'credit') THEN
@@ -176,7 +179,7 @@ const BACKFILL = [
             FROM issued WHERE ended_at IS NOT NULL
           UNION ALL
           SELECT i.subscriber_id, i.currency, i.due_date,
-                 ${DAY(`LEAST(a.created_at, CASE WHEN i.status = 'paid' THEN i.paid_at END)`)}, -a.amount, 0
+                 ${DAY(`LEAST(a.created_at, ${ENDED_AT('i')})`)}, -a.amount, 0
             FROM allocations a JOIN invoices i ON i.tenant_id = a.tenant_id AND i.id = a.invoice_id
            WHERE a.tenant_id = $1)
    SELECT $1, currency, due_date, day, aging_shard(subscriber_id), SUM(amount), SUM(n)
@@ -240,6 +243,9 @@ export class AgingKeptAsData1796730000000 implements MigrationInterface {
         await queryRunner.query(statement, [id]);
       }
     }
+    // Fresh statistics: without them the page's scan of the debtor steps is planned as a hash of every one of them
+    // (1.5 s at 1,000,000 subscribers) rather than a walk in subscriber order that stops at the page (1 ms).
+    await queryRunner.query(`ANALYZE "aging_days", "aging_credit_days", "aging_subscriber_days"`);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
