@@ -1,4 +1,5 @@
 import type { Client } from 'pg';
+import { AGING_REBUILD_STATEMENTS } from '../src/billing/reports/aging.repository';
 import { MRR_REBUILD_STATEMENTS } from '../src/billing/reports/mrr.repository';
 import { REVENUE_REBUILD_STATEMENTS } from '../src/billing/reports/revenue.repository';
 import { DAY_MS, SEED_CURRENCY, SPREAD_MS, ulidSql, withSecondaryIndexesDropped } from './seed-sql';
@@ -9,8 +10,9 @@ import { DAY_MS, SEED_CURRENCY, SPREAD_MS, ulidSql, withSecondaryIndexesDropped 
  * its creation on: on the bench plan, a dearer monthly plan or a yearly one; one in 25 terminated some days later
  * (churn), one in 13 moved to the dearer plan a month after activation (a change_plan order: plan history). Each
  * gets its last month's invoice (the plan's monthly price, its line naming the plan): nine in ten paid three days
- * after issue, the tenth open and past due by up to four months (aging), already announced overdue so the server's
- * sweep leaves them be. All set-based SQL, the tables' secondary indexes dropped while loading.
+ * after issue (never after now) by a payment of their total allocated to them then, so that amount_paid is the sum of
+ * the invoice's allocations as the app keeps it, the tenth open and past due by up to four months (aging), already
+ * announced overdue so the server's sweep leaves them be. All set-based SQL, the tables' secondary indexes dropped while loading.
  */
 
 export const REPORTS_PLAN_NAME = 'Bench Fiber 1000';
@@ -35,15 +37,24 @@ export async function seedReports(
   const [base, dear, yearly] = await seedReportPlans(db, tenantId);
   const services = await seedReportServices(db, tenantId, base, dear, yearly, log);
   await seedPlanHistory(db, tenantId, base, log);
-  const invoices = await seedReportInvoices(db, tenantId, log);
+  // The invoices, payments and allocations go in with the tables' triggers off (the aging rollups they keep are
+  // rebuilt below in one pass, as the migration's backfill does, rather than by a trigger call per seeded row.
+  await db.query(`SET session_replication_role = replica`);
+  const invoices = await seedReportInvoices(db, tenantId, log).finally(() =>
+    db.query(`SET session_replication_role = DEFAULT`),
+  );
   // The services and orders went straight into the tables, past the order completions that keep the MRR steps
   // (docs/reports.md, "How the reports are kept"): rebuilt as the migration's backfill does.
   const rebuilt = Date.now();
-  for (const statement of [...MRR_REBUILD_STATEMENTS, ...REVENUE_REBUILD_STATEMENTS]) {
+  for (const statement of [
+    ...MRR_REBUILD_STATEMENTS,
+    ...REVENUE_REBUILD_STATEMENTS,
+    ...AGING_REBUILD_STATEMENTS,
+  ]) {
     await db.query(statement, [tenantId]);
   }
   log(
-    `  reports: MRR steps, their rollup and the revenue days rebuilt in ${((Date.now() - rebuilt) / 1000).toFixed(1)} s`,
+    `  reports: MRR steps, their rollup, the revenue days and the aging rollups rebuilt in ${((Date.now() - rebuilt) / 1000).toFixed(1)} s`,
   );
   log(
     `  reports: ${services.toLocaleString('en-US')} more services (with their plan history) and ` +
@@ -140,11 +151,12 @@ async function seedReportInvoices(
          jsonb_build_array(jsonb_build_object('description', p.name, 'quantity', 1, 'unit_amount', p.monthly,
            'amount', p.monthly, 'service_id', v.id, 'plan_id', p.id)),
          p.monthly, 0, '[]'::jsonb, CASE WHEN n % 10 = 3 THEN 0 ELSE p.monthly END,
-         (issued + interval '14 days')::date, issued, CASE WHEN n % 10 = 3 THEN NULL ELSE issued + interval '3 days' END,
+         (issued + interval '14 days')::date, issued,
+         CASE WHEN n % 10 = 3 THEN NULL ELSE LEAST(issued + interval '3 days', now() - interval '1 minute') END,
          NULL, issued, issued
        FROM (SELECT v.*, substr(v.pppoe_username, 10)::int AS n,
-                    LEAST(COALESCE(v.terminated_at, now()), now()) - (substr(v.pppoe_username, 10)::int % 120) * interval '1 day'
-                      AS issued
+                    LEAST(COALESCE(v.terminated_at, now()), now() - interval '1 hour')
+                      - (substr(v.pppoe_username, 10)::int % 120) * interval '1 day' AS issued
                FROM services v WHERE v.tenant_id = $1 AND v.pppoe_username LIKE 'seed-rpt-%') v
        JOIN (SELECT id, name, currency,
                     CASE billing_period WHEN 'yearly' THEN (2 * price + 12) / 24 ELSE price END AS monthly
@@ -154,6 +166,26 @@ async function seedReportInvoices(
     );
     return inserted.rowCount ?? 0;
   });
+  // The app's invariant (docs/reports.md): an invoice's amount_paid is the sum of its allocations. Each paid invoice
+  // was paid by a payment of its total, fully allocated to it at paid_at (the instant the allocation completed it).
+  await withSecondaryIndexesDropped(db, 'transactions', log, () =>
+    db.query(
+      `INSERT INTO transactions (tenant_id, id, subscriber_id, kind, source, amount, currency, external_id, reference,
+         description, method, occurred_at, refund_of, metadata, allocated_amount, refunded_amount, created_at)
+       SELECT tenant_id, 'txn_' || substr(id, 5), subscriber_id, 'payment', 'external', total, currency, NULL, number,
+         'Bench seed payment', 'card', paid_at, NULL, '{}'::jsonb, total, 0, paid_at
+         FROM invoices WHERE tenant_id = $1 AND number LIKE 'RPT-%' AND status = 'paid'`,
+      [tenantId],
+    ),
+  );
+  await withSecondaryIndexesDropped(db, 'allocations', log, () =>
+    db.query(
+      `INSERT INTO allocations (tenant_id, id, transaction_id, invoice_id, subscriber_id, amount, currency, created_at)
+       SELECT tenant_id, 'alc_' || substr(id, 5), 'txn_' || substr(id, 5), id, subscriber_id, total, currency, paid_at
+         FROM invoices WHERE tenant_id = $1 AND number LIKE 'RPT-%' AND status = 'paid'`,
+      [tenantId],
+    ),
+  );
   await db.query(
     `INSERT INTO automation_effects (tenant_id, rule, subject_id, result_id, created_at)
      SELECT tenant_id, 'overdue_invoices', id, NULL, now() FROM invoices

@@ -6,6 +6,7 @@ import { InvoicesRepository } from './invoices/invoices.repository';
 import { LedgerRepository } from './ledger/ledger.repository';
 import { NumberingRepository } from './numbering/numbering.repository';
 import { BillingProfilesRepository } from './profiles/billing-profiles.repository';
+import { AgingRepository } from './reports/aging.repository';
 import { MrrRepository } from './reports/mrr.repository';
 import { RevenueRepository } from './reports/revenue.repository';
 import { BillingPeriodsRepository } from './runs/billing-periods.repository';
@@ -35,6 +36,7 @@ export class BillingPurge {
     private readonly profiles: BillingProfilesRepository,
     private readonly mrr: MrrRepository,
     private readonly revenue: RevenueRepository,
+    private readonly aging: AgingRepository,
   ) {}
 
   /** Everything of the tenant's billing but its profiles: before its subscribers are deleted. */
@@ -52,6 +54,8 @@ export class BillingPurge {
     await this.serviceBilling.purgeTenant(manager, tenantId);
     await this.taxRates.purgeTenant(manager, tenantId);
     await this.numbering.purgeTenant(manager, tenantId);
+    // Last: deleting allocations moves the aging rows their triggers keep (docs/reports.md).
+    await this.aging.purgeTenant(manager, tenantId);
   }
 
   /** The tenant's billing profiles: after its subscribers, which name them. */

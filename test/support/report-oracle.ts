@@ -1,5 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { MrrMovementRow } from '../../src/billing/reports/mrr.repository';
+import { AGING_REBUILD_STATEMENTS, type AgingSumRow } from '../../src/billing/reports/aging.repository';
+import { PAYABLE_STATUSES } from '../../src/billing/invoices/invoice.entity';
 import { MRR_REBUILD_STATEMENTS } from '../../src/billing/reports/mrr.repository';
 import { REVENUE_REBUILD_STATEMENTS, type RevenueSumRow } from '../../src/billing/reports/revenue.repository';
 import { provisioningOrdersTable, servicePlansTable, servicesTable } from '../../src/provisioning';
@@ -8,7 +10,9 @@ import { provisioningOrdersTable, servicePlansTable, servicesTable } from '../..
  * The MRR and revenue statements the reports ran before their figures were kept as data (docs/reports.md, "How the
  * reports are kept"), kept verbatim as the oracles of the derived tables: MRR reads every service and completed plan
  * order of the tenant whatever the window, revenue the window's invoices and credit notes themselves (by plan, every
- * line of them). test/reports/report-tables.e2e-spec.ts holds the reports to them.
+ * line of them). test/reports/report-tables.e2e-spec.ts holds the reports to them. Aging's statement read every
+ * invoice and payment that could be open on the day (test/reports/aging-table.e2e-spec.ts holds the kept aging rows
+ * to it).
  */
 
 /** The UTC month index of a timestamp: year × 12 + month − 1. */
@@ -145,6 +149,82 @@ export async function rebuildMrr(manager: EntityManager, tenantId: string): Prom
 /** Rebuilds one tenant's revenue_days from its invoices and credit notes, as the migration's backfill does. */
 export async function rebuildRevenue(manager: EntityManager, tenantId: string): Promise<void> {
   for (const statement of REVENUE_REBUILD_STATEMENTS) {
+    await manager.query(statement, [tenantId]);
+  }
+}
+
+const PAYABLE = PAYABLE_STATUSES.map((status) => `'${status}'`).join(', ');
+
+/**
+ * The aging statement before its totals were kept as data (src/billing/reports/aging.repository.ts at the commit
+ * before 1796730000000-AgingKeptAsData), verbatim: every invoice finalised before `at` and neither voided nor written
+ * off by then, less what was allocated to it before then, and every payment or credit received before then, less
+ * what it had paid of invoices and what was refunded of it before then; totals per currency and the page's rows.
+ */
+export function oracleAgingSums(
+  manager: EntityManager,
+  tenantId: string,
+  at: Date,
+  asOf: string,
+  startingAfter: string,
+  limit: number,
+): Promise<AgingSumRow[]> {
+  return manager.query(
+    `WITH open_invoices AS (
+         SELECT i.subscriber_id, i.currency, $3::date - i.due_date AS late,
+                i.total - COALESCE((SELECT SUM(a.amount) FROM allocations a
+                                     WHERE a.tenant_id = $1 AND a.invoice_id = i.id AND a.created_at < $2), 0) AS open
+           FROM invoices i
+          WHERE i.tenant_id = $1 AND i.finalized_at < $2
+            AND (i.status IN (${PAYABLE}) OR i.paid_at >= $2 OR i.voided_at >= $2 OR i.written_off_at >= $2)),
+       moneys AS (
+         SELECT t.subscriber_id, t.currency,
+                t.amount
+                - COALESCE((SELECT SUM(a.amount) FROM allocations a WHERE a.tenant_id = $1 AND a.transaction_id = t.id
+                              AND a.invoice_id IS NOT NULL AND a.created_at < $2), 0)
+                - COALESCE((SELECT SUM(r.amount) FROM transactions r WHERE r.tenant_id = $1 AND r.refund_of = t.id
+                              AND r.created_at < $2), 0) AS unapplied
+           FROM transactions t
+          WHERE t.tenant_id = $1 AND t.kind IN ('payment', 'credit') AND t.created_at < $2
+            AND (t.amount > t.allocated_amount + t.refunded_amount
+                 OR t.id IN (SELECT a.transaction_id FROM allocations a
+                              WHERE a.tenant_id = $1 AND (a.created_at >= $2 OR a.invoice_id IS NULL))
+                 OR t.id IN (SELECT r.refund_of FROM transactions r
+                              WHERE r.tenant_id = $1 AND r.refund_of IS NOT NULL AND r.created_at >= $2))),
+       items AS (
+         SELECT subscriber_id, currency, late, open, 0 AS unapplied FROM open_invoices WHERE open > 0
+         UNION ALL
+         SELECT subscriber_id, currency, NULL, 0, unapplied FROM moneys WHERE unapplied > 0),
+       per_subscriber AS (
+         SELECT subscriber_id, currency,
+                COALESCE(SUM(open) FILTER (WHERE late <= 0), 0) AS current,
+                COALESCE(SUM(open) FILTER (WHERE late BETWEEN 1 AND 30), 0) AS days_1_30,
+                COALESCE(SUM(open) FILTER (WHERE late BETWEEN 31 AND 60), 0) AS days_31_60,
+                COALESCE(SUM(open) FILTER (WHERE late BETWEEN 61 AND 90), 0) AS days_61_90,
+                COALESCE(SUM(open) FILTER (WHERE late > 90), 0) AS days_over_90,
+                SUM(open) AS total_open, SUM(unapplied) AS unapplied_credit,
+                count(*) FILTER (WHERE open > 0)::int AS invoices
+           FROM items GROUP BY subscriber_id, currency),
+       page AS (
+         SELECT DISTINCT subscriber_id FROM per_subscriber WHERE subscriber_id > $4
+          ORDER BY subscriber_id LIMIT $5)
+       SELECT 'total' AS kind, NULL AS subscriber_id, currency, SUM(current) AS current, SUM(days_1_30) AS days_1_30,
+              SUM(days_31_60) AS days_31_60, SUM(days_61_90) AS days_61_90, SUM(days_over_90) AS days_over_90,
+              SUM(total_open) AS total_open, SUM(unapplied_credit) AS unapplied_credit,
+              SUM(invoices)::int AS invoices, count(*)::int AS subscribers
+         FROM per_subscriber GROUP BY currency
+       UNION ALL
+       SELECT 'subscriber', subscriber_id, currency, current, days_1_30, days_31_60, days_61_90, days_over_90,
+              total_open, unapplied_credit, invoices, 1
+         FROM per_subscriber WHERE subscriber_id IN (SELECT subscriber_id FROM page)
+       ORDER BY kind DESC, subscriber_id, currency`,
+    [tenantId, at, asOf, startingAfter, limit],
+  );
+}
+
+/** Rebuilds one tenant's aging tables from its invoices, allocations and transactions, as the migration's backfill does. */
+export async function rebuildAging(manager: EntityManager, tenantId: string): Promise<void> {
+  for (const statement of AGING_REBUILD_STATEMENTS) {
     await manager.query(statement, [tenantId]);
   }
 }
