@@ -63,7 +63,7 @@ const NAME_DESCRIPTION =
 
 @ApiSchema({ description: 'An IP pool to create: its network, kind and what of it is never handed out.' })
 export class CreateIpPoolDto {
-  @ApiProperty({ example: 'static-north', description: NAME_DESCRIPTION })
+  @ApiProperty({ example: 'static-north', maxLength: 64, description: NAME_DESCRIPTION })
   @Trim()
   @IsString()
   @Matches(POOL_NAME, { message: 'name must be 1 to 64 of A-Z a-z 0-9 . _ -' })
@@ -71,6 +71,7 @@ export class CreateIpPoolDto {
 
   @ApiProperty({
     example: '198.51.100.0/24',
+    maxLength: 49,
     description:
       'The network, IPv4 or IPv6, without host bits. An IPv6 pool delegates prefixes of `delegated_prefix_length` ' +
       'from it. Pools of a tenant never overlap.',
@@ -83,6 +84,7 @@ export class CreateIpPoolDto {
     example: '198.51.100.1',
     nullable: true,
     type: String,
+    maxLength: 45,
     description: 'An address inside the network, never handed out.',
   })
   @OptionalNullable()
@@ -91,7 +93,8 @@ export class CreateIpPoolDto {
   gateway?: string | null;
 
   @ApiPropertyOptional({
-    type: [String],
+    type: 'array',
+    items: { type: 'string', maxLength: 100 },
     example: ['198.51.100.2-198.51.100.9'],
     maxItems: MAX_EXCLUDED,
     description: EXCLUDED_DESCRIPTION,
@@ -157,7 +160,7 @@ export class CreateIpPoolDto {
   description: 'The pool fields to change; absent ones stay as they are. The network and kind are fixed.',
 })
 export class UpdateIpPoolDto {
-  @ApiPropertyOptional({ example: 'static-north-2', description: NAME_DESCRIPTION })
+  @ApiPropertyOptional({ example: 'static-north-2', maxLength: 64, description: NAME_DESCRIPTION })
   @Optional()
   @Trim()
   @IsString()
@@ -165,7 +168,8 @@ export class UpdateIpPoolDto {
   name?: string;
 
   @ApiPropertyOptional({
-    type: [String],
+    type: 'array',
+    items: { type: 'string', maxLength: 100 },
     example: ['198.51.100.2-198.51.100.19'],
     maxItems: MAX_EXCLUDED,
     description: `${EXCLUDED_DESCRIPTION} Replaces the list; addresses already held stay with their services.`,

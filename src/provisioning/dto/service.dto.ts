@@ -72,7 +72,7 @@ export class CreateServiceDto {
   @MaxLength(64)
   ipv6_pool_id?: string;
 
-  @ApiPropertyOptional({ example: '2001:db8:100:100::/56', description: PREFIX_DESCRIPTION })
+  @ApiPropertyOptional({ example: '2001:db8:100:100::/56', maxLength: 49, description: PREFIX_DESCRIPTION })
   @Optional()
   @Trim()
   @IsIpv6Prefix()
@@ -144,6 +144,7 @@ export class UpdateServiceDto {
     example: '2001:db8:100:200::/56',
     nullable: true,
     type: String,
+    maxLength: 49,
     description: `${PREFIX_DESCRIPTION} null: none.`,
   })
   @OptionalNullable()
