@@ -235,7 +235,13 @@ export class IpPoolDto {
   @ApiProperty({ example: 'static-north' })
   name: string;
 
-  @ApiProperty({ enum: [4, 6], example: 4, description: 'The address family of its network.' })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int32',
+    enum: [4, 6],
+    example: 4,
+    description: 'The address family of its network.',
+  })
   family: number;
 
   @ApiProperty({ example: '198.51.100.0/24' })
@@ -247,7 +253,11 @@ export class IpPoolDto {
   @ApiProperty({ type: [String], example: ['198.51.100.2-198.51.100.9'] })
   excluded: string[];
 
-  @ApiProperty({ enum: POOL_KINDS, example: 'static' })
+  @ApiProperty({
+    enum: POOL_KINDS,
+    example: 'static',
+    description: '`static`: the API hands out its addresses; `dynamic`: the NAS does (sent as Framed-Pool).',
+  })
   kind: string;
 
   @ApiInteger({ nullable: true, example: null, description: 'IPv6: the length of each delegated prefix.' })
