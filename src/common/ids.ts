@@ -32,6 +32,7 @@ export const ID_PREFIXES = [
   'nat',
   'imp',
   'clk',
+  'ipp',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -75,6 +75,10 @@ export const EVENT_TYPES = {
     "A NAS was registered (and written to FreeRADIUS's nas table); its secret is never in an event.",
   'nas.updated': 'A NAS was changed; data.changed_fields names the fields (`secret` when it was replaced).',
   'nas.deleted': "A NAS was removed from the registry and from FreeRADIUS's nas table.",
+  'ip_pool.created':
+    'An IP pool was created; a static IPv4 pool adopting live services’ addresses emits service.updated for each.',
+  'ip_pool.updated': 'An IP pool was changed; data.changed_fields names the fields.',
+  'ip_pool.deleted': 'An IP pool was deleted (it held no address and no live service was linked to it).',
   'webhook.created': 'A webhook subscription was registered.',
   'webhook.updated':
     'A webhook subscription was changed through the API (url, events, description or enabled).',

@@ -14,6 +14,7 @@ import { CreateNasDto, ListNasQueryDto, NasDto, UpdateNasDto } from './dto/nas.d
 import { NasRepository } from './nas.repository';
 import { NasDevice, type NasType } from './provisioning.entity';
 import { RadiusRepository } from './radius.repository';
+import { IpPoolsRepository } from './ipam/ip-pools.repository';
 
 function writeError(error: unknown): ApiError | null {
   return isUniqueViolation(error, 'uq_nas_devices_ip')
@@ -43,6 +44,7 @@ export class NasService {
     private readonly nas: NasRepository,
     private readonly radius: RadiusRepository,
     private readonly clock: Clock,
+    private readonly pools: IpPoolsRepository,
   ) {}
 
   async create(auth: AuthContext, dto: CreateNasDto): Promise<NasDto> {
@@ -116,6 +118,7 @@ export class NasService {
       const nas = await this.nas.lockForUpdate(tx.manager, auth.tenantId, id);
       await assertIfMatch(() => NasDto.from(nas));
       await this.nas.delete(tx.manager, auth.tenantId, id);
+      await this.pools.clearNas(tx.manager, auth.tenantId, id);
       await this.radius.writeClient(tx.manager, nas.ip, null);
       return this.emit(tx, nas, 'nas.deleted');
     });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/transaction-runner';
 import { TenantsService } from '../gateway';
+import { IpPoolsRepository } from './ipam/ip-pools.repository';
 import { NasRepository } from './nas.repository';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { RadiusRepository } from './radius.repository';
@@ -8,7 +9,7 @@ import { ServicePlansRepository } from './service-plans.repository';
 import { ServicesRepository } from './services.repository';
 
 /**
- * Deletes a test tenant's provisioning orders, services, plans and NASes, and what FreeRADIUS holds of them: the rows
+ * Deletes a test tenant's provisioning orders, services, plans, IP pools and NASes, and what FreeRADIUS holds of them: the rows
  * of its usernames (`<slug>/…`) and its NAS clients (its test clock is deleted, docs/test-clocks.md).
  */
 @Injectable()
@@ -20,6 +21,7 @@ export class ProvisioningPurge {
     private readonly plans: ServicePlansRepository,
     private readonly nas: NasRepository,
     private readonly radius: RadiusRepository,
+    private readonly pools: IpPoolsRepository,
   ) {}
 
   async purgeTenant(tx: Tx, tenantId: string): Promise<void> {
@@ -29,6 +31,7 @@ export class ProvisioningPurge {
     const usernames = await this.services.radiusUsernames(manager, tenantId);
     await this.orders.purgeTenant(manager, tenantId);
     await this.services.purgeTenant(manager, tenantId);
+    await this.pools.purgeTenant(manager, tenantId);
     await this.plans.purgeTenant(manager, tenantId);
     const addresses = await this.nas.purgeTenant(manager, tenantId);
     // A service's username is `<tenant slug>/<pppoe_username>` (docs/network.md): the realm takes any left behind.

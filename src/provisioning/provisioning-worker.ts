@@ -19,7 +19,10 @@ import {
   type DriverOutcome,
   NETWORK_DRIVER,
   type NetworkDriver,
+  type ServicePools,
 } from './network/network-driver';
+import { IpPoolsRepository } from './ipam/ip-pools.repository';
+import { servicePools } from './ipam/radius-addressing';
 import { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ServicePlansRepository } from './service-plans.repository';
@@ -134,6 +137,7 @@ export class ProvisioningWorker extends PolledWorker {
     private readonly tenantTime: TenantTime,
     private readonly subscribers: SubscribersService,
     private readonly lifecycle: ServiceLifecycle,
+    private readonly pools: IpPoolsRepository,
   ) {
     super('ProvisioningWorker', 'provisioning pass failed');
   }
@@ -185,15 +189,25 @@ export class ProvisioningWorker extends PolledWorker {
             orders.map((order) => order.planId),
           ),
         );
-        await Promise.all(
-          orders.map((order) =>
-            this.carryOut(
-              order,
-              leaseId,
-              services.get(`${order.tenantId}/${order.serviceId}`),
-              plans.get(`${order.tenantId}/${order.planId}`),
+        const pools = byKey(
+          await this.pools.findByIds(
+            manager,
+            [...services.values()].flatMap((service) =>
+              [service.ipPoolId ?? [], service.ipv6PoolId ?? []].flat(),
             ),
           ),
+        );
+        await Promise.all(
+          orders.map((order) => {
+            const service = services.get(`${order.tenantId}/${order.serviceId}`);
+            return this.carryOut(
+              order,
+              leaseId,
+              service,
+              plans.get(`${order.tenantId}/${order.planId}`),
+              service && servicePools(service, pools),
+            );
+          }),
         );
       }
       if (claimed.length < BATCH) {
@@ -207,6 +221,7 @@ export class ProvisioningWorker extends PolledWorker {
     leaseId: string,
     service: Service | undefined,
     plan: ServicePlan | undefined,
+    pools?: ServicePools,
   ): Promise<void> {
     if (!service || !plan) {
       return this.fail(order, leaseId, new DriverError('the service or its plan no longer exists', false));
@@ -222,7 +237,7 @@ export class ProvisioningWorker extends PolledWorker {
     }
     let outcome: DriverOutcome | void;
     try {
-      outcome = await this.driver.apply(order, after, plan);
+      outcome = await this.driver.apply(order, after, plan, pools);
     } catch (error) {
       const failure = error instanceof DriverError ? error : new DriverError((error as Error).message, true);
       return this.fail(order, leaseId, failure);

@@ -119,6 +119,18 @@ export class Service {
   @Column('text', { nullable: true })
   staticIpv4: string | null;
 
+  /** The IPv4 pool its static address came from, or the dynamic pool the NAS gives it one from (Framed-Pool). */
+  @Column('text', { nullable: true })
+  ipPoolId: string | null;
+
+  /** The IPv6 pool its delegated prefix came from, or the dynamic one the NAS delegates from. */
+  @Column('text', { nullable: true })
+  ipv6PoolId: string | null;
+
+  /** Its delegated IPv6 prefix (`2001:db8:100:100::/56`), from a static IPv6 pool: Delegated-IPv6-Prefix. */
+  @Column('text', { nullable: true })
+  delegatedIpv6Prefix: string | null;
+
   @Column('text', { nullable: true })
   cpeMac: string | null;
 

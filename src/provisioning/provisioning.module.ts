@@ -7,6 +7,10 @@ import { TenancyModule } from '../gateway';
 import { SubscribersModule, SubscribersService } from '../subscribers';
 import { NETWORK_DRIVER, NoNetworkDriver, type NetworkDriver } from './network/network-driver';
 import { RadiusSqlDriver } from './network/radius-sql.driver';
+import { IpAssignments } from './ipam/ip-assignments';
+import { IpPoolsController } from './ipam/ip-pools.controller';
+import { IpPoolsRepository } from './ipam/ip-pools.repository';
+import { IpPoolsService } from './ipam/ip-pools.service';
 import { NasController } from './nas.controller';
 import { NasRepository } from './nas.repository';
 import { NasService } from './nas.service';
@@ -57,6 +61,7 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     ProvisioningOrdersController,
     NasController,
     NetworkSessionsController,
+    IpPoolsController,
   ],
   providers: [
     { provide: RadiusRepository, useFactory: radiusRepository, inject: [APP_CONFIG, getDataSourceToken()] },
@@ -66,6 +71,9 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
       inject: [APP_CONFIG, RadiusRepository, getDataSourceToken(), NasRepository],
     },
     NasRepository,
+    IpPoolsRepository,
+    IpPoolsService,
+    IpAssignments,
     ServiceLifecycle,
     NasService,
     NetworkSessionsService,

@@ -149,6 +149,37 @@ export class ServicesRepository {
     return paginate(qb, query);
   }
 
+  /** How many of the tenant's services that are not terminated are linked to the pool (IPv4 or IPv6). */
+  countLiveInPool(manager: EntityManager, tenantId: string, poolId: string): Promise<number> {
+    return manager
+      .getRepository(Service)
+      .createQueryBuilder('service')
+      .where('service.tenantId = :tenantId AND service.status <> :terminated', {
+        tenantId,
+        terminated: 'terminated',
+      })
+      .andWhere('(service.ipPoolId = :poolId OR service.ipv6PoolId = :poolId)', { poolId })
+      .getCount();
+  }
+
+  /**
+   * The tenant's services that are not terminated and hold a static IPv4 address of no pool, locked in id order: a new
+   * pool adopts those inside its network.
+   */
+  lockUnpooledStaticIpv4(manager: EntityManager, tenantId: string): Promise<Service[]> {
+    return manager
+      .getRepository(Service)
+      .createQueryBuilder('service')
+      .setLock('pessimistic_write')
+      .where('service.tenantId = :tenantId AND service.status <> :terminated', {
+        tenantId,
+        terminated: 'terminated',
+      })
+      .andWhere('service.staticIpv4 IS NOT NULL AND service.ipPoolId IS NULL')
+      .orderBy('service.id')
+      .getMany();
+  }
+
   /** The RADIUS usernames of every service the tenant has had. */
   async radiusUsernames(manager: EntityManager, tenantId: string): Promise<string[]> {
     const rows: { radius_username: string }[] = await manager.query(

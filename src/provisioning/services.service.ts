@@ -20,6 +20,7 @@ import { Service } from './provisioning.entity';
 import { ServicePlansRepository } from './service-plans.repository';
 import { OrderAction, ServiceStatus, statusAfter } from './service-status';
 import { ServicesRepository } from './services.repository';
+import { IpAssignments } from './ipam/ip-assignments';
 
 /** The database's uniqueness verdicts as the API's answers (null: not one of them). */
 export function writeError(error: unknown): ApiError | null {
@@ -51,6 +52,15 @@ export type BillingCurrencyLookup = (
   billingProfileId: string | null,
 ) => Promise<string | null>;
 
+/** The fields the network sees: a change to one is carried there by a modify order. */
+const NETWORK_FIELDS = [
+  'pppoe_password',
+  'static_ipv4',
+  'ip_pool_id',
+  'ipv6_pool_id',
+  'delegated_ipv6_prefix',
+];
+
 const NOT_SERVICEABLE: readonly SubscriberStatus[] = [SubscriberStatus.Cancelled, SubscriberStatus.Archived];
 
 @Injectable()
@@ -67,6 +77,7 @@ export class ServicesService {
     private readonly subscribers: SubscribersService,
     private readonly tenants: TenantsService,
     private readonly clock: Clock,
+    private readonly addressing: IpAssignments,
   ) {}
 
   /** Registers how a subscriber's billing currency is found, so a plan in another currency is refused. */
@@ -145,7 +156,10 @@ export class ServicesService {
       pppoeUsername: dto.pppoe_username,
       radiusUsername: `${slug}/${dto.pppoe_username}`,
       pppoePassword: dto.pppoe_password,
-      staticIpv4: dto.static_ipv4 ?? null,
+      staticIpv4: null,
+      ipPoolId: null,
+      ipv6PoolId: null,
+      delegatedIpv6Prefix: null,
       cpeMac: dto.cpe_mac ? normalizeMac(dto.cpe_mac) : null,
       installationAddress: dto.installation_address ?? null,
       activatedAt: null,
@@ -153,6 +167,8 @@ export class ServicesService {
       createdAt: now,
       updatedAt: now,
     });
+    // Its addresses from the pools (or static_ipv4 as given, outside every pool), before it is written.
+    await this.addressing.assign(tx, service, dto);
     await this.services.insert(tx.manager, service);
     const answer = ServiceDto.from(service);
     await this.events.append(tx, {
@@ -237,7 +253,7 @@ export class ServicesService {
       }
     };
     set('pppoe_password', 'pppoePassword', dto.pppoe_password);
-    set('static_ipv4', 'staticIpv4', dto.static_ipv4);
+    changed.push(...(await this.addressing.assign(tx, service, dto)));
     set(
       'cpe_mac',
       'cpeMac',
@@ -247,7 +263,7 @@ export class ServicesService {
     if (changed.length === 0) {
       return { service: ServiceDto.from(service), changed };
     }
-    const networkChanges = changed.filter((field) => ['pppoe_password', 'static_ipv4'].includes(field));
+    const networkChanges = changed.filter((field) => NETWORK_FIELDS.includes(field));
     // Lock order (docs/decisions.md "One lock order"): the service row, then its orders. Checked before any write,
     // so a change the open order would have to wait for is refused at once rather than queued behind the worker.
     if (networkChanges.length > 0 && (await this.orders.hasOpen(tx, service))) {

@@ -57,6 +57,7 @@ const LIST_PATHS = [
   '/api/v1/imports',
   '/api/v1/imports/{id}/errors',
   '/api/v1/invoices',
+  '/api/v1/ip-pools',
   '/api/v1/nas',
   '/api/v1/notifications',
   '/api/v1/provisioning-orders',

@@ -4,6 +4,7 @@ import { runToCompletion } from '../support/billing-run-factory';
 import { createInvoice, createPayment } from '../support/billing-factory';
 import { expectError, expectList, expectSuccess } from '../support/envelope';
 import { bearer } from '../support/factories';
+import { createPool } from '../support/ipam-factory';
 import { createNas } from '../support/network-factory';
 import { createPlan, createService } from '../support/provisioning-factory';
 import { createBillingProfile, createSubscriber } from '../support/subscriber-factory';
@@ -103,6 +104,7 @@ describe('Optimistic concurrency: ETag, If-None-Match and If-Match', () => {
         `/api/v1/provisioning-orders/${(await createService(t, tenant.token, await subscriberId())).order.id}`,
     ],
     ['NAS', async () => `/api/v1/nas/${(await createNas(t, tenant.token)).id}`],
+    ['IP pool', async () => `/api/v1/ip-pools/${(await createPool(t, tenant.token)).id}`],
     [
       'webhook',
       async () =>
@@ -290,6 +292,22 @@ describe('Optimistic concurrency: ETag, If-None-Match and If-Match', () => {
       async setup() {
         const path = `/api/v1/nas/${(await createNas(t, tenant.token)).id}`;
         return { path, method: 'patch', writePath: path, body: { description: 'Rack 4' } };
+      },
+    },
+    {
+      name: 'PATCH /ip-pools/{id}',
+      answersRecord: true,
+      async setup() {
+        const path = `/api/v1/ip-pools/${(await createPool(t, tenant.token)).id}`;
+        return { path, method: 'patch', writePath: path, body: { cooldown_s: 120 } };
+      },
+    },
+    {
+      name: 'DELETE /ip-pools/{id}',
+      answersRecord: false,
+      async setup() {
+        const path = `/api/v1/ip-pools/${(await createPool(t, tenant.token)).id}`;
+        return { path, method: 'delete', writePath: path };
       },
     },
     {

@@ -165,6 +165,8 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
       keep: (data, all) => (all.nas = data.id as string),
     },
     { operationId: 'updateNas', params: (all) => ({ id: all.nas }) },
+    { operationId: 'createIpPool', keep: (data, all) => (all.ipPool = data.id as string) },
+    { operationId: 'updateIpPool', params: (all) => ({ id: all.ipPool }) },
     { operationId: 'updateAutomationRule', params: () => ({ rule: 'overdue_invoices' }) },
     { operationId: 'createWebhook', keep: (data, all) => (all.webhook = data.id as string) },
     { operationId: 'updateWebhook', params: (all) => ({ id: all.webhook }) },

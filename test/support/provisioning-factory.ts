@@ -52,6 +52,9 @@ export interface Service {
   pppoe_username: string;
   radius_username: string;
   static_ipv4: string | null;
+  ip_pool_id: string | null;
+  ipv6_pool_id: string | null;
+  delegated_ipv6_prefix: string | null;
   cpe_mac: string | null;
   installation_address: string | null;
   activated_at: string | null;

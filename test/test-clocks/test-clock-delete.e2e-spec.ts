@@ -3,6 +3,7 @@ import { createInvoice, createPayment } from '../support/billing-factory';
 import { expectError, expectSuccess } from '../support/envelope';
 import { bearer } from '../support/factories';
 import { importAndWait } from '../support/import-factory';
+import { createPool } from '../support/ipam-factory';
 import { createNas, insertRadacct, uniqueAcctSessionId } from '../support/network-factory';
 import { createPlan, createService, getService, uniquePppoeUsername } from '../support/provisioning-factory';
 import { createBillingProfile, createSubscriber } from '../support/subscriber-factory';
@@ -92,9 +93,11 @@ describe('Test clocks: DELETE (e2e)', () => {
     const profile = await createBillingProfile(t, token, { name: 'Residential', currency: 'USD' });
     const subscriber = await createSubscriber(t, token, { billing_profile_id: profile.id });
     const plan = await createPlan(t, token, { price: 2500, currency: 'USD', billing_period: 'monthly' });
+    const pool = await createPool(t, token);
     const { service } = await createService(t, token, subscriber.id, {
       plan_id: plan.id,
       pppoe_username: uniquePppoeUsername('purge'),
+      ip_pool_id: pool.id,
     });
     await waitFor(async () => (await getService(t, token, service.id)).status === 'active', {
       what: 'service active',
@@ -219,6 +222,8 @@ describe('Test clocks: DELETE (e2e)', () => {
         'idempotency_keys',
         'imports',
         'invoices',
+        'ip_allocations',
+        'ip_pools',
         'ledger_entries',
         'nas_devices',
         'notifications',

@@ -70,6 +70,23 @@ export const ERROR_CATALOG = {
     status: 409,
     description: 'A service that is not terminated already has this static IPv4 address.',
   },
+  duplicate_ip_pool: { status: 409, description: 'An IP pool with this name exists in the tenant.' },
+  pool_overlap: { status: 409, description: 'The network overlaps another IP pool of the tenant.' },
+  pool_in_use: {
+    status: 409,
+    description:
+      'The IP pool holds addresses of services or live services are linked to it: it cannot be deleted (or, dynamic, renamed).',
+  },
+  address_in_use: {
+    status: 409,
+    description:
+      'The address (or delegated prefix) of the pool is held by another service, or still cooling down after its release.',
+  },
+  pool_exhausted: {
+    status: 409,
+    description:
+      'The IP pool has no free address (or prefix) left: every one is held, cooling down or excluded.',
+  },
   duplicate_nas: {
     status: 409,
     description: 'A NAS with this IPv4 address is registered already (one FreeRADIUS client per address).',
@@ -129,6 +146,11 @@ export const ERROR_CATALOG = {
   validation_failed: {
     status: 422,
     description: 'A field is present but its value is wrong (type, format, range).',
+  },
+  address_not_assignable: {
+    status: 422,
+    description:
+      'The address or prefix cannot be handed out: outside the pool, excluded, its gateway, network or broadcast address, inside a dynamic pool, or (IPv6) not a prefix of the pool’s delegated length.',
   },
   invalid_reference: {
     status: 422,

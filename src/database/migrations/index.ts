@@ -31,6 +31,7 @@ import { TestClocks1796640000000 } from './1796640000000-TestClocks';
 import { ImportKinds1796650000000 } from './1796650000000-ImportKinds';
 import { MrrSeries1796680000000 } from './1796680000000-MrrSeries';
 import { RevenueDays1796680000100 } from './1796680000100-RevenueDays';
+import { IpPools1796700000000 } from './1796700000000-IpPools';
 import { AgingKeptAsData1796730000000 } from './1796730000000-AgingKeptAsData';
 
 /** Every migration, in order. A new migration file is added here too. */
@@ -68,5 +69,6 @@ export const MIGRATIONS = [
   ImportKinds1796650000000,
   MrrSeries1796680000000,
   RevenueDays1796680000100,
+  IpPools1796700000000,
   AgingKeptAsData1796730000000,
 ];

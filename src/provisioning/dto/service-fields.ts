@@ -1,4 +1,5 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { parseNetwork } from '../ipam/ip-math';
 
 export const PPPOE_USERNAME = /^[A-Za-z0-9._@-]{3,64}$/;
 /** Printable ASCII: what every CPE's PPPoE client and every RADIUS attribute can carry. */
@@ -60,6 +61,15 @@ export const IsMacAddress = (options?: ValidationOptions) =>
 
 export const IsUnicastIpv4 = (options?: ValidationOptions) =>
   custom('isUnicastIpv4', 'must be a unicast IPv4 address, e.g. 203.0.113.10', isUnicastIpv4, options);
+
+/** An IPv6 prefix as `address/length` (the API checks it against the pool that holds it). */
+export const IsIpv6Prefix = (options?: ValidationOptions) =>
+  custom(
+    'isIpv6Prefix',
+    'must be an IPv6 prefix, e.g. 2001:db8:100:100::/56',
+    (value) => typeof value === 'string' && parseNetwork(value)?.family === 6,
+    options,
+  );
 
 /**
  * A NAS's address: a unicast IPv4 address, loopback included (a BNG such as accel-ppp may run on the host of

@@ -4,13 +4,24 @@ import { PageQueryDto } from '../../common/pagination';
 import { IsFreeText, IsTrimmedText, Trim } from '../../common/validation/text';
 import type { Service } from '../provisioning.entity';
 import { SERVICE_STATUSES, ServiceStatus } from '../service-status';
-import { IsMacAddress, IsUnicastIpv4, PPPOE_PASSWORD, PPPOE_USERNAME } from './service-fields';
+import { IsIpv6Prefix, IsMacAddress, IsUnicastIpv4, PPPOE_PASSWORD, PPPOE_USERNAME } from './service-fields';
 import { Optional, OptionalNullable } from '../../common/validation/optional';
 import { OneOrMoreOf } from '../../common/validation/comma-list';
 
 const PASSWORD_DESCRIPTION =
   'Write-only: 8–128 printable ASCII characters, kept for the network to check and never returned, logged or sent ' +
   'in an event.';
+
+const POOL_DESCRIPTION =
+  'An IPv4 pool of the tenant (docs/network.md, "IP pools"). A static pool gives the service its next free address ' +
+  '(or the one `static_ipv4` names) as `static_ipv4`: 409 `pool_exhausted` when none is left. A dynamic pool is ' +
+  'sent to the NAS as `Framed-Pool` and the NAS picks the address.';
+const IPV6_POOL_DESCRIPTION =
+  'An IPv6 pool of the tenant. A static pool delegates the service its next free prefix (or the one ' +
+  '`delegated_ipv6_prefix` names); a dynamic one is sent to the NAS as `Delegated-IPv6-Prefix-Pool`.';
+const PREFIX_DESCRIPTION =
+  'The IPv6 prefix delegated to the service (`Delegated-IPv6-Prefix`), of the delegated length of the static IPv6 ' +
+  'pool that holds it; 409 `address_in_use` when another service holds it.';
 
 @ApiSchema({ description: 'A service to order for a subscriber: its plan and network identity.' })
 export class CreateServiceDto {
@@ -34,12 +45,38 @@ export class CreateServiceDto {
 
   @ApiPropertyOptional({
     example: '203.0.113.10',
-    description: 'A unicast IPv4 address; unique among the tenant’s services that are not terminated.',
+    description:
+      'A unicast IPv4 address; unique among the tenant’s services that are not terminated. Inside a static pool of ' +
+      'the tenant it is allocated from that pool (409 `address_in_use` when another service holds it); outside ' +
+      'every pool it is taken as it is. With `ip_pool_id`: the address of that pool to take.',
   })
   @Optional()
   @Trim()
   @IsUnicastIpv4()
   static_ipv4?: string;
+
+  @ApiPropertyOptional({
+    example: 'ipp_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: POOL_DESCRIPTION,
+  })
+  @Optional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  ip_pool_id?: string;
+
+  @ApiPropertyOptional({ example: 'ipp_01JD3Z6W3R4T5Y6U7I8O9P0QAC', description: IPV6_POOL_DESCRIPTION })
+  @Optional()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  ipv6_pool_id?: string;
+
+  @ApiPropertyOptional({ example: '2001:db8:100:100::/56', maxLength: 49, description: PREFIX_DESCRIPTION })
+  @Optional()
+  @Trim()
+  @IsIpv6Prefix()
+  delegated_ipv6_prefix?: string;
 
   @ApiPropertyOptional({
     example: 'AA-BB-CC-00-11-22',
@@ -78,6 +115,42 @@ export class UpdateServiceDto {
   @Trim()
   @IsUnicastIpv4()
   static_ipv4?: string | null;
+
+  @ApiPropertyOptional({
+    example: 'ipp_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    nullable: true,
+    type: String,
+    description: `${POOL_DESCRIPTION} null: no pool (and no address of one).`,
+  })
+  @OptionalNullable()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  ip_pool_id?: string | null;
+
+  @ApiPropertyOptional({
+    example: 'ipp_01JD3Z6W3R4T5Y6U7I8O9P0QAC',
+    nullable: true,
+    type: String,
+    description: `${IPV6_POOL_DESCRIPTION} null: none.`,
+  })
+  @OptionalNullable()
+  @Trim()
+  @IsString()
+  @MaxLength(64)
+  ipv6_pool_id?: string | null;
+
+  @ApiPropertyOptional({
+    example: '2001:db8:100:200::/56',
+    nullable: true,
+    type: String,
+    maxLength: 49,
+    description: `${PREFIX_DESCRIPTION} null: none.`,
+  })
+  @OptionalNullable()
+  @Trim()
+  @IsIpv6Prefix()
+  delegated_ipv6_prefix?: string | null;
 
   @ApiPropertyOptional({
     example: 'aa:bb:cc:00:11:23',
@@ -180,6 +253,30 @@ export class ServiceDto {
   static_ipv4: string | null;
 
   @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: 'The IPv4 pool its static address came from, or the dynamic pool the NAS gives it one from.',
+  })
+  ip_pool_id: string | null;
+
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: 'The IPv6 pool its delegated prefix came from, or the dynamic one the NAS delegates from.',
+  })
+  ipv6_pool_id: string | null;
+
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: 'The IPv6 prefix delegated to it (Delegated-IPv6-Prefix); null: none.',
+  })
+  delegated_ipv6_prefix: string | null;
+
+  @ApiProperty({
     example: 'aa:bb:cc:00:11:22',
     nullable: true,
     type: String,
@@ -221,6 +318,9 @@ export class ServiceDto {
       pppoe_username: service.pppoeUsername,
       radius_username: service.radiusUsername,
       static_ipv4: service.staticIpv4,
+      ip_pool_id: service.ipPoolId,
+      ipv6_pool_id: service.ipv6PoolId,
+      delegated_ipv6_prefix: service.delegatedIpv6Prefix,
       cpe_mac: service.cpeMac,
       installation_address: service.installationAddress,
       activated_at: service.activatedAt ? service.activatedAt.toISOString() : null,

@@ -6,6 +6,17 @@ export interface DriverOutcome {
   coa?: SessionOutcome;
 }
 
+/**
+ * The dynamic pools a service is linked to, by name: the NAS picks its address from `framedPool` (Framed-Pool) and
+ * its delegated prefix from `delegatedPrefixPool` (Delegated-IPv6-Prefix-Pool). Null: none.
+ */
+export interface ServicePools {
+  framedPool: string | null;
+  delegatedPrefixPool: string | null;
+}
+
+export const NO_POOLS: ServicePools = { framedPool: null, delegatedPrefixPool: null };
+
 /** Nest's token for the configured driver (NETWORK_DRIVER). */
 export const NETWORK_DRIVER = Symbol('NETWORK_DRIVER');
 
@@ -16,7 +27,12 @@ export const NETWORK_DRIVER = Symbol('NETWORK_DRIVER');
  */
 export interface NetworkDriver {
   readonly name: string;
-  apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<DriverOutcome | void>;
+  apply(
+    order: ProvisioningOrder,
+    service: Service,
+    plan: ServicePlan,
+    pools?: ServicePools,
+  ): Promise<DriverOutcome | void>;
   close?(): Promise<void>;
 }
 

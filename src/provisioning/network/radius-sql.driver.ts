@@ -11,7 +11,14 @@ import {
 import { RadiusRepository, SUSPENDED_GROUP, type RadiusSession, type RadiusUser } from '../radius.repository';
 import { ServiceStatus } from '../service-status';
 import { sendDynamicRequest, type DynamicAttribute, type DynamicRequestCode } from './dynamic-authorization';
-import { DriverError, type DriverOutcome, type NetworkDriver } from './network-driver';
+import { addressReply } from '../ipam/radius-addressing';
+import {
+  DriverError,
+  type DriverOutcome,
+  type NetworkDriver,
+  NO_POOLS,
+  type ServicePools,
+} from './network-driver';
 
 /** A plan's rate in the MikroTik and WISPr attributes (WISPr in bit/s), as radreply and a CoA-Request carry it. */
 function planRate(plan: ServicePlan) {
@@ -29,10 +36,15 @@ function rateAttributes(plan: ServicePlan): { attribute: string; value: string }
 
 /**
  * What FreeRADIUS's SQL module should read for a service (docs/network.md): an active service logs in with its
- * password and gets its plan's rate (MikroTik and WISPr attributes) and its static address; a suspended one is put in
+ * password and gets its plan's rate (MikroTik and WISPr attributes) and its addresses (a static address, a delegated
+ * prefix, or the dynamic pools the NAS picks them from); a suspended one is put in
  * the `suspended` group, whose check item rejects it; a pending or terminated one has no rows at all.
  */
-export function radiusUser(service: Service, plan: ServicePlan): RadiusUser | null {
+export function radiusUser(
+  service: Service,
+  plan: ServicePlan,
+  pools: ServicePools = NO_POOLS,
+): RadiusUser | null {
   const password = { attribute: 'Cleartext-Password', op: ':=', value: service.pppoePassword };
   switch (service.status) {
     case ServiceStatus.Active:
@@ -40,9 +52,7 @@ export function radiusUser(service: Service, plan: ServicePlan): RadiusUser | nu
         check: [password],
         reply: [
           ...rateAttributes(plan).map((rate) => ({ ...rate, op: ':=' })),
-          ...(service.staticIpv4
-            ? [{ attribute: 'Framed-IP-Address', op: ':=', value: service.staticIpv4 }]
-            : []),
+          ...addressReply(service, pools),
         ],
         groups: [],
       };
@@ -127,7 +137,12 @@ export class RadiusSqlDriver implements NetworkDriver {
     private readonly dynamic: DynamicAuthorization,
   ) {}
 
-  async apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<DriverOutcome> {
+  async apply(
+    order: ProvisioningOrder,
+    service: Service,
+    plan: ServicePlan,
+    pools: ServicePools = NO_POOLS,
+  ): Promise<DriverOutcome> {
     let sessions: RadiusSession[];
     try {
       this.groupsReady ??= this.radius.ensureSuspendedGroup().catch((error: unknown) => {
@@ -137,7 +152,7 @@ export class RadiusSqlDriver implements NetworkDriver {
       await this.groupsReady;
       const failed = await this.writes.submit({
         username: service.radiusUsername,
-        user: radiusUser(service, plan),
+        user: radiusUser(service, plan, pools),
       });
       if (failed) {
         throw failed;

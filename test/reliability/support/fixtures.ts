@@ -53,6 +53,8 @@ export function validBodyFor(op: Operation, world: World): Record<string, unknow
     plan_id: world.ids['service-plans'],
     service_id: world.ids.services,
     invoice_id: world.ids.invoices,
+    nas_id: world.ids.nas,
+    ip_pool_id: world.ids['ip-pools'],
     tenant: world.tenantSlug,
   };
   for (const [key, value] of Object.entries({ ...references, ...uniqueValues() })) {
@@ -214,6 +216,14 @@ export async function buildWorld(client: RawClient, adminToken: string): Promise
       await must(client, 'nas', 'POST', '/api/v1/nas', h, {
         ...exampleOf('createNas'),
         ip: `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`,
+      })
+    ).id,
+  );
+  ids['ip-pools'] = String(
+    (
+      await must(client, 'IP pool', 'POST', '/api/v1/ip-pools', h, {
+        ...exampleOf('createIpPool'),
+        nas_id: ids.nas,
       })
     ).id,
   );
