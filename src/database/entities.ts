@@ -29,6 +29,7 @@ import {
 import { ImportJob, ImportRow, ImportRowError } from '../imports/import.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
 import { NasDevice, ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
+import { ServiceTopUp, ServiceUsagePeriod } from '../provisioning/data-caps/data-cap.entity';
 import {
   Ticket,
   TicketComment,
@@ -79,6 +80,8 @@ export const ENTITIES = [
   Service,
   ProvisioningOrder,
   NasDevice,
+  ServiceUsagePeriod,
+  ServiceTopUp,
   ImportJob,
   ImportRow,
   ImportRowError,
