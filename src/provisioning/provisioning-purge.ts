@@ -6,6 +6,7 @@ import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { RadiusRepository } from './radius.repository';
 import { ServicePlansRepository } from './service-plans.repository';
 import { ServicesRepository } from './services.repository';
+import { DataCapsRepository } from './data-caps/data-caps.repository';
 
 /**
  * Deletes a test tenant's provisioning orders, services, plans and NASes, and what FreeRADIUS holds of them: the rows
@@ -20,6 +21,7 @@ export class ProvisioningPurge {
     private readonly plans: ServicePlansRepository,
     private readonly nas: NasRepository,
     private readonly radius: RadiusRepository,
+    private readonly caps: DataCapsRepository,
   ) {}
 
   async purgeTenant(tx: Tx, tenantId: string): Promise<void> {
@@ -28,6 +30,7 @@ export class ProvisioningPurge {
     const tenant = await this.tenants.findIn(tx, tenantId);
     const usernames = await this.services.radiusUsernames(manager, tenantId);
     await this.orders.purgeTenant(manager, tenantId);
+    await this.caps.purgeTenant(manager, tenantId);
     await this.services.purgeTenant(manager, tenantId);
     await this.plans.purgeTenant(manager, tenantId);
     const addresses = await this.nas.purgeTenant(manager, tenantId);

@@ -1,7 +1,14 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { bigintMoney } from '../common/money';
 import { Tenant } from '../gateway';
-import { CAP_STATES, CapState, OrderAction, OrderStatus, ServiceStatus, type CapAction } from './service-status';
+import {
+  CAP_STATES,
+  CapState,
+  OrderAction,
+  OrderStatus,
+  ServiceStatus,
+  type CapAction,
+} from './service-status';
 
 /** A bigint column read as a number (bytes: far below 2^53). */
 const bigintNumber = {

@@ -43,18 +43,16 @@ export const CAP_STATES = Object.values(CapState);
 export const CAP_ACTIONS = ['throttle', 'block'] as const;
 export type CapAction = (typeof CAP_ACTIONS)[number];
 
+/** The cap state each cap order leaves a service in; any other order leaves it as it was. */
+const CAP_STATE_AFTER: Partial<Record<OrderAction, CapState>> = {
+  [OrderAction.CapThrottle]: CapState.Throttled,
+  [OrderAction.CapBlock]: CapState.Blocked,
+  [OrderAction.CapRestore]: CapState.Normal,
+};
+
 /** The cap state a service is in once an order of `action` completes. */
 export function capStateAfter(action: OrderAction, current: CapState): CapState {
-  switch (action) {
-    case OrderAction.CapThrottle:
-      return CapState.Throttled;
-    case OrderAction.CapBlock:
-      return CapState.Blocked;
-    case OrderAction.CapRestore:
-      return CapState.Normal;
-    default:
-      return current;
-  }
+  return CAP_STATE_AFTER[action] ?? current;
 }
 
 export const ORDER_ACTIONS = Object.values(OrderAction);

@@ -18,7 +18,7 @@ import { CreateServiceDto, ListServicesQueryDto, ServiceDto, UpdateServiceDto } 
 import { orderInProgress, ProvisioningOrdersService } from './provisioning-orders.service';
 import { Service } from './provisioning.entity';
 import { ServicePlansRepository } from './service-plans.repository';
-import { OrderAction, ServiceStatus, statusAfter } from './service-status';
+import { CapState, OrderAction, ServiceStatus, statusAfter } from './service-status';
 import { ServicesRepository } from './services.repository';
 
 /** The database's uniqueness verdicts as the API's answers (null: not one of them). */
@@ -152,6 +152,7 @@ export class ServicesService {
       terminatedAt: null,
       createdAt: now,
       updatedAt: now,
+      capState: CapState.Normal,
     });
     await this.services.insert(tx.manager, service);
     const answer = ServiceDto.from(service);

@@ -27,9 +27,15 @@ export class DataCapsAndBurst1796710000000 implements MigrationInterface {
     await queryRunner.query(
       `ALTER TABLE "services" ADD CONSTRAINT "chk_services_cap_state" CHECK ("cap_state" IN ('normal', 'throttled', 'blocked'))`,
     );
-    await queryRunner.query(`ALTER TABLE "provisioning_orders" DROP CONSTRAINT "chk_provisioning_orders_action"`);
+    await queryRunner.query(
+      `ALTER TABLE "provisioning_orders" DROP CONSTRAINT "chk_provisioning_orders_action"`,
+    );
     await queryRunner.query(
       `ALTER TABLE "provisioning_orders" ADD CONSTRAINT "chk_provisioning_orders_action" CHECK ("action" IN (${ACTIONS_BEFORE}, ${CAP_ACTIONS}))`,
+    );
+    await queryRunner.query(`ALTER TABLE "charges" DROP CONSTRAINT "chk_charges_source"`);
+    await queryRunner.query(
+      `ALTER TABLE "charges" ADD CONSTRAINT "chk_charges_source" CHECK ("source" IN ('api', 'debit', 'termination', 'late_fee', 'reconnection_fee', 'top_up'))`,
     );
     await queryRunner.query(
       `CREATE TABLE "service_usage_periods" ("tenant_id" text NOT NULL, "service_id" text NOT NULL, "period_start" date NOT NULL, "period_end" date NOT NULL, "warned_at" TIMESTAMP(3) WITH TIME ZONE, "reached_at" TIMESTAMP(3) WITH TIME ZONE, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, CONSTRAINT "chk_service_usage_periods_range" CHECK ("period_end" > "period_start"), CONSTRAINT "PK_service_usage_periods" PRIMARY KEY ("tenant_id", "service_id", "period_start"))`,
@@ -57,7 +63,13 @@ export class DataCapsAndBurst1796710000000 implements MigrationInterface {
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP TABLE "service_top_ups"`);
     await queryRunner.query(`DROP TABLE "service_usage_periods"`);
-    await queryRunner.query(`ALTER TABLE "provisioning_orders" DROP CONSTRAINT "chk_provisioning_orders_action"`);
+    await queryRunner.query(`ALTER TABLE "charges" DROP CONSTRAINT "chk_charges_source"`);
+    await queryRunner.query(
+      `ALTER TABLE "charges" ADD CONSTRAINT "chk_charges_source" CHECK ("source" IN ('api', 'debit', 'termination', 'late_fee', 'reconnection_fee'))`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "provisioning_orders" DROP CONSTRAINT "chk_provisioning_orders_action"`,
+    );
     await queryRunner.query(
       `ALTER TABLE "provisioning_orders" ADD CONSTRAINT "chk_provisioning_orders_action" CHECK ("action" IN (${ACTIONS_BEFORE}))`,
     );
