@@ -20,14 +20,15 @@ import { DriverError, type DriverOutcome, type NetworkDriver } from './network-d
  * service (no burst). WISPr has no burst attributes.
  */
 export function serviceRate(service: Pick<Service, 'capState'>, plan: ServicePlan) {
+  // A plan changed to one without throttle rates gives its full rate until the cap worker restores the service.
   const throttled =
     service.capState === CapState.Throttled &&
-    plan.throttleDownloadKbps !== null &&
-    plan.throttleUploadKbps !== null;
+    Boolean(plan.throttleDownloadKbps) &&
+    Boolean(plan.throttleUploadKbps);
   const down = throttled ? plan.throttleDownloadKbps! : plan.downloadKbps;
   const up = throttled ? plan.throttleUploadKbps! : plan.uploadKbps;
   const burst =
-    !throttled && plan.burstDownloadKbps !== null
+    !throttled && plan.burstDownloadKbps
       ? ` ${plan.burstUploadKbps}k/${plan.burstDownloadKbps}k` +
         ` ${plan.burstThresholdUploadKbps}k/${plan.burstThresholdDownloadKbps}k` +
         ` ${plan.burstTimeS}/${plan.burstTimeS}`
