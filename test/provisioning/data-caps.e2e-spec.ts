@@ -147,7 +147,7 @@ describe('Data caps and burst (e2e)', () => {
       },
       { what: `${action} order of ${serviceId}` },
     );
-    return waitForOrder(t, token, order.id, ['completed', 'failed']) as Promise<NetworkOrder>;
+    return waitForOrder(t, token, order.id, ['completed', 'failed']);
   }
 
   describe('plans', () => {
