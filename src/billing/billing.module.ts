@@ -1,6 +1,12 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { TenancyModule } from '../gateway';
-import { ProvisioningModule, ServiceLifecycle, ServicePlansService, ServicesService } from '../provisioning';
+import {
+  DataCapsService,
+  ProvisioningModule,
+  ServiceLifecycle,
+  ServicePlansService,
+  ServicesService,
+} from '../provisioning';
 import { EventsModule } from '../events';
 import { SubscribersModule, SubscribersService } from '../subscribers';
 import { ChargesController } from './charges/charges.controller';
@@ -152,6 +158,9 @@ export class BillingModule implements OnModuleInit {
     private readonly plans: ServicePlansService,
     private readonly taxRates: TaxRatesService,
     private readonly mrr: MrrRepository,
+    private readonly dataCaps: DataCapsService,
+    private readonly profilesRepository: BillingProfilesRepository,
+    private readonly charges: ChargesService,
   ) {}
 
   /** A service is billed through its subscriber's profile (or the default): its plan must be in that currency. */
@@ -175,6 +184,16 @@ export class BillingModule implements OnModuleInit {
     this.plans.useTaxRates((manager, tenantId, ids) =>
       this.taxRates.assertApplicable(manager, tenantId, ids),
     );
+    // Data caps count per billing period (the profile's billing day) and charge top-ups as pending charges.
+    this.dataCaps.useBillingDays(
+      async (manager, tenantId, subscriberIds) =>
+        new Map(
+          [...(await this.profilesRepository.effectiveFor(manager, tenantId, subscriberIds))].map(
+            ([id, profile]) => [id, profile.billingDay],
+          ),
+        ),
+    );
+    this.dataCaps.useTopUpCharges((tx, charge) => this.charges.recordTopUp(tx, charge));
     // Archiving a subscriber who still owes money is refused (409 balance_outstanding): what it owes is the ledger's.
     this.subscribers.useOutstandingBalance((manager, tenantId, subscriberId) =>
       this.ledger.owed(manager, tenantId, subscriberId),

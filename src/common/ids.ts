@@ -14,6 +14,7 @@ export const ID_PREFIXES = [
   'tsc',
   'plan',
   'svc',
+  'tup',
   'ord',
   'brun',
   'whk',

@@ -30,6 +30,7 @@ import { ImportJob, ImportRow, ImportRowError } from '../imports/import.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
 import { NasDevice, ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
 import { IpAllocation, IpPool } from '../provisioning/ipam/ip-pool.entity';
+import { ServiceTopUp, ServiceUsagePeriod } from '../provisioning/data-caps/data-cap.entity';
 import {
   Ticket,
   TicketComment,
@@ -82,6 +83,8 @@ export const ENTITIES = [
   NasDevice,
   IpPool,
   IpAllocation,
+  ServiceUsagePeriod,
+  ServiceTopUp,
   ImportJob,
   ImportRow,
   ImportRowError,

@@ -67,6 +67,14 @@ export const EVENT_TYPES = {
   'service.resumed': 'A suspended service became active again: its resume order completed.',
   'service.plan_changed': 'A service moved to another plan: its change_plan order completed.',
   'service.terminated': 'A service was terminated: its terminate order completed.',
+  'service.cap_warning':
+    "A service used 80 % of its data cap (with the period's top-ups) this billing period; once per period. data.object is its data cap state.",
+  'service.cap_reached':
+    'A service reached its data cap this billing period: a cap_throttle or cap_block order throttles or blocks it (data.order_id). data.object is its data cap state.',
+  'service.cap_restored':
+    'A throttled or blocked service is restored (a new billing period, a top-up, or a plan without a cap): a cap_restore order (data.order_id).',
+  'service.cap_topped_up':
+    "Bytes were added to a service's data cap for this billing period; data.object is the top-up.",
   'provisioning_order.created': 'A provisioning order was acknowledged.',
   'provisioning_order.completed': 'A provisioning order reached the network and completed.',
   'provisioning_order.failed': 'A provisioning order failed for good; data.object.last_error says why.',

@@ -4,6 +4,7 @@ export { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
 export { OrderAction, OrderStatus, ServiceStatus } from './service-status';
 export { NETWORK_DRIVER, DriverError, type NetworkDriver } from './network/network-driver';
 export { ServicesService } from './services.service';
+export { DataCapsService, type BillingDaysLookup, type TopUpCharge } from './data-caps/data-caps.service';
 export { ServiceImportsService } from './service-imports.service';
 export type { ServiceImportResult, ServiceImportRow } from './service-imports.service';
 export { ImportServiceDto } from './dto/service-import.dto';

@@ -7,6 +7,7 @@ import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { RadiusRepository } from './radius.repository';
 import { ServicePlansRepository } from './service-plans.repository';
 import { ServicesRepository } from './services.repository';
+import { DataCapsRepository } from './data-caps/data-caps.repository';
 
 /**
  * Deletes a test tenant's provisioning orders, services, plans, IP pools and NASes, and what FreeRADIUS holds of them: the rows
@@ -22,6 +23,7 @@ export class ProvisioningPurge {
     private readonly nas: NasRepository,
     private readonly radius: RadiusRepository,
     private readonly pools: IpPoolsRepository,
+    private readonly caps: DataCapsRepository,
   ) {}
 
   async purgeTenant(tx: Tx, tenantId: string): Promise<void> {
@@ -30,6 +32,7 @@ export class ProvisioningPurge {
     const tenant = await this.tenants.findIn(tx, tenantId);
     const usernames = await this.services.radiusUsernames(manager, tenantId);
     await this.orders.purgeTenant(manager, tenantId);
+    await this.caps.purgeTenant(manager, tenantId);
     await this.services.purgeTenant(manager, tenantId);
     await this.pools.purgeTenant(manager, tenantId);
     await this.plans.purgeTenant(manager, tenantId);

@@ -26,7 +26,7 @@ import { servicePools } from './ipam/radius-addressing';
 import { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ServicePlansRepository } from './service-plans.repository';
-import { OrderAction, OrderStatus, ServiceStatus, statusAfter } from './service-status';
+import { capStateAfter, OrderAction, OrderStatus, ServiceStatus, statusAfter } from './service-status';
 import { ServiceLifecycle } from './service-lifecycle';
 import { ServicesRepository } from './services.repository';
 
@@ -97,9 +97,12 @@ export function moveService(
   status: ServiceStatus,
   now: Date,
 ): boolean {
-  const changed = service.status !== status || service.planId !== order.planId;
+  const capState = capStateAfter(order.action, service.capState);
+  const changed =
+    service.status !== status || service.planId !== order.planId || service.capState !== capState;
   service.status = status;
   service.planId = order.planId;
+  service.capState = capState;
   if (status === ServiceStatus.Active && service.activatedAt === null) {
     service.activatedAt = now;
   }
@@ -231,6 +234,7 @@ export class ProvisioningWorker extends PolledWorker {
       after = Object.assign(new Service(), service, {
         status: statusAfter(order.action, service.status),
         planId: plan.id,
+        capState: capStateAfter(order.action, service.capState),
       });
     } catch (error) {
       return this.fail(order, leaseId, new DriverError((error as Error).message, false));

@@ -1,7 +1,27 @@
 import { Check, Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { bigintMoney } from '../common/money';
 import { Tenant } from '../gateway';
-import { OrderAction, OrderStatus, ServiceStatus } from './service-status';
+import {
+  CAP_STATES,
+  CapState,
+  OrderAction,
+  OrderStatus,
+  ServiceStatus,
+  type CapAction,
+} from './service-status';
+
+/** A bigint column read as a number (bytes: far below 2^53). */
+const bigintNumber = {
+  to: (value: number | null | undefined) => value,
+  from: (value: string | null) => (value === null ? null : Number(value)),
+};
+
+/** A cap and its action come together. */
+export const PLAN_DATA_CAP_CHECK = `("data_cap_bytes" IS NULL AND "cap_action" IS NULL) OR ("data_cap_bytes" > 0 AND "cap_action" IN ('throttle', 'block'))`;
+/** The throttle rates are the throttle action's, both of them. */
+export const PLAN_THROTTLE_CHECK = `("throttle_download_kbps" IS NULL AND "throttle_upload_kbps" IS NULL AND "cap_action" IS DISTINCT FROM 'throttle') OR ("throttle_download_kbps" > 0 AND "throttle_upload_kbps" > 0 AND "cap_action" = 'throttle')`;
+/** Burst: all five or none; a burst above the rate, a threshold at most the rate (MikroTik's queue semantics). */
+export const PLAN_BURST_CHECK = `("burst_download_kbps" IS NULL AND "burst_upload_kbps" IS NULL AND "burst_threshold_download_kbps" IS NULL AND "burst_threshold_upload_kbps" IS NULL AND "burst_time_s" IS NULL) OR ("burst_download_kbps" > "download_kbps" AND "burst_upload_kbps" > "upload_kbps" AND "burst_threshold_download_kbps" BETWEEN 1 AND "download_kbps" AND "burst_threshold_upload_kbps" BETWEEN 1 AND "upload_kbps" AND "burst_time_s" > 0)`;
 
 const IN = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
 
@@ -13,6 +33,9 @@ const IN = (values: readonly string[]) => values.map((value) => `'${value}'`).jo
 @Check('chk_service_plans_speeds', `"download_kbps" > 0 AND "upload_kbps" > 0`)
 @Check('chk_service_plans_price', `"price" >= 0`)
 @Check('chk_service_plans_billing_period', `"billing_period" IN ('monthly', 'quarterly', 'yearly')`)
+@Check('chk_service_plans_data_cap', PLAN_DATA_CAP_CHECK)
+@Check('chk_service_plans_throttle', PLAN_THROTTLE_CHECK)
+@Check('chk_service_plans_burst', PLAN_BURST_CHECK)
 export class ServicePlan {
   @ForeignKey(() => Tenant, { name: 'fk_service_plans_tenant' })
   @Column('text')
@@ -54,6 +77,36 @@ export class ServicePlan {
    */
   @Column('text', { array: true, nullable: true })
   taxRateIds: string[] | null;
+
+  /** Bytes (down + up) a service may use per billing period before `capAction`; null: no cap (docs/network.md). */
+  @Column('bigint', { nullable: true, transformer: bigintNumber })
+  dataCapBytes: number | null;
+
+  /** What reaching the cap does: `throttle` to the throttle rates, or `block` (reject and disconnect). */
+  @Column('text', { nullable: true })
+  capAction: CapAction | null;
+
+  @Column('integer', { nullable: true })
+  throttleDownloadKbps: number | null;
+
+  @Column('integer', { nullable: true })
+  throttleUploadKbps: number | null;
+
+  /** MikroTik burst: the rates a session may reach while its average stays under the thresholds (all or none). */
+  @Column('integer', { nullable: true })
+  burstDownloadKbps: number | null;
+
+  @Column('integer', { nullable: true })
+  burstUploadKbps: number | null;
+
+  @Column('integer', { nullable: true })
+  burstThresholdDownloadKbps: number | null;
+
+  @Column('integer', { nullable: true })
+  burstThresholdUploadKbps: number | null;
+
+  @Column('integer', { nullable: true })
+  burstTimeS: number | null;
 }
 
 @Entity('services')
@@ -84,6 +137,7 @@ export class ServicePlan {
 })
 @ForeignKey('service_plans', ['tenantId', 'planId'], ['tenantId', 'id'], { name: 'fk_services_plan' })
 @Check('chk_services_status', `"status" IN (${IN(Object.values(ServiceStatus))})`)
+@Check('chk_services_cap_state', `"cap_state" IN (${IN(CAP_STATES)})`)
 export class Service {
   @ForeignKey(() => Tenant, { name: 'fk_services_tenant' })
   @Column('text')
@@ -148,6 +202,13 @@ export class Service {
 
   @Column({ type: 'timestamptz', precision: 3 })
   updatedAt: Date;
+
+  /**
+   * What the network applies for the plan's data cap (docs/network.md, "Data caps"): `normal`, `throttled` (the plan's
+   * throttle rates) or `blocked`; moved only by the cap_* orders the data cap worker opens.
+   */
+  @Column('text', { default: CapState.Normal })
+  capState: CapState;
 }
 
 @Entity('provisioning_orders')

@@ -30,6 +30,10 @@ import { pppoeUsernameSearch, ServicesRepository } from './services.repository';
 import { ServiceImportsService } from './service-imports.service';
 import { ServiceLifecycle } from './service-lifecycle';
 import { ServicesService } from './services.service';
+import { DataCapWorker } from './data-caps/data-cap-worker';
+import { DataCapsController } from './data-caps/data-caps.controller';
+import { DataCapsRepository } from './data-caps/data-caps.repository';
+import { DataCapsService } from './data-caps/data-caps.service';
 
 /** NETWORK_DRIVER picks what carries orders to the network (docs/network.md). */
 function networkDriver(
@@ -62,6 +66,7 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     NasController,
     NetworkSessionsController,
     IpPoolsController,
+    DataCapsController,
   ],
   providers: [
     { provide: RadiusRepository, useFactory: radiusRepository, inject: [APP_CONFIG, getDataSourceToken()] },
@@ -86,8 +91,12 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     ServicesRepository,
     ProvisioningOrdersRepository,
     ProvisioningPurge,
+    DataCapsRepository,
+    DataCapsService,
+    DataCapWorker,
   ],
   exports: [
+    DataCapsService,
     ProvisioningPurge,
     ServicesService,
     ServiceImportsService,

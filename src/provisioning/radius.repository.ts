@@ -323,6 +323,35 @@ export class RadiusRepository {
     }));
   }
 
+  /**
+   * Bytes (in + out) each window used on the UTC days [start, end), from radacct_daily_usage (which adds only the
+   * increases of a session's running totals: a repeated or retransmitted Interim-Update adds nothing). One statement
+   * for all the windows; answered in their order.
+   */
+  async periodUsage(windows: (SessionWindow & { start: string; end: string })[]): Promise<number[]> {
+    if (windows.length === 0) {
+      return [];
+    }
+    const rows = await this.read(
+      `SELECT w.i, coalesce((SELECT sum(u.bytes_in + u.bytes_out)
+                 FROM radacct r JOIN radacct_daily_usage u ON u.radacctid = r.radacctid
+                WHERE r.username = w.username AND r.acctstarttime >= w.from_at
+                  AND (w.until_at IS NULL OR r.acctstarttime <= w.until_at)
+                  AND u.day >= w.start_day AND u.day < w.end_day), 0)::text AS bytes
+         FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::date[], $5::date[])
+              WITH ORDINALITY AS w(username, from_at, until_at, start_day, end_day, i)
+        ORDER BY w.i`,
+      [
+        windows.map((window) => window.username),
+        windows.map((window) => window.from),
+        windows.map((window) => window.until),
+        windows.map((window) => window.start),
+        windows.map((window) => window.end),
+      ],
+    );
+    return rows.map((row) => Number(row.bytes));
+  }
+
   async close(): Promise<void> {
     if (this.pool && !this.pool.ended) {
       await this.pool.end();

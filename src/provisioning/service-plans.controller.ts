@@ -42,6 +42,15 @@ export class ServicePlansController {
     price: 4999,
     currency: 'USD',
     billing_period: 'monthly',
+    data_cap_bytes: 500_000_000_000,
+    cap_action: 'throttle',
+    throttle_download_kbps: 2_000,
+    throttle_upload_kbps: 1_000,
+    burst_download_kbps: 800_000,
+    burst_upload_kbps: 150_000,
+    burst_threshold_download_kbps: 400_000,
+    burst_threshold_upload_kbps: 80_000,
+    burst_time_s: 16,
   })
   async createServicePlan(
     @Auth() auth: AuthContext,

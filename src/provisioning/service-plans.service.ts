@@ -12,6 +12,7 @@ import { TransactionRunner } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import {
   CreateServicePlanDto,
+  PlanNetworkFieldsDto,
   ListServicePlansQueryDto,
   ServicePlanDto,
   UpdateServicePlanDto,
@@ -31,8 +32,95 @@ function sameList(a: readonly string[] | null, b: readonly string[] | null): boo
   return a === b || (a !== null && b !== null && a.length === b.length && a.every((id, i) => id === b[i]));
 }
 
+/** The data cap and burst fields: API name and entity key. */
+const NETWORK_FIELDS = [
+  ['data_cap_bytes', 'dataCapBytes'],
+  ['cap_action', 'capAction'],
+  ['throttle_download_kbps', 'throttleDownloadKbps'],
+  ['throttle_upload_kbps', 'throttleUploadKbps'],
+  ['burst_download_kbps', 'burstDownloadKbps'],
+  ['burst_upload_kbps', 'burstUploadKbps'],
+  ['burst_threshold_download_kbps', 'burstThresholdDownloadKbps'],
+  ['burst_threshold_upload_kbps', 'burstThresholdUploadKbps'],
+  ['burst_time_s', 'burstTimeS'],
+] as const;
+
+type NetworkFields = Pick<ServicePlan, (typeof NETWORK_FIELDS)[number][1]>;
+
 /** What may not change in place while a live service uses the plan: what the network and the bills see. */
-const IN_USE_FIELDS = ['download_kbps', 'upload_kbps', 'price'] as const;
+const IN_USE_FIELDS = ['download_kbps', 'upload_kbps', 'price', ...NETWORK_FIELDS.map(([field]) => field)];
+
+/** The network fields a request sets over `current` (absent: unchanged; null: cleared). */
+function networkFieldsOf(dto: PlanNetworkFieldsDto, current: NetworkFields | null): NetworkFields {
+  const fields = {} as Record<string, unknown>;
+  for (const [field, key] of NETWORK_FIELDS) {
+    const value = dto[field];
+    fields[key] = value === undefined ? (current?.[key] ?? null) : value;
+  }
+  return fields as unknown as NetworkFields;
+}
+
+/**
+ * The data cap and burst fields together (docs/network.md): a cap with its action; the throttle rates with
+ * `throttle`, below the plan's rates; burst all five or none, a burst rate above the rate, a threshold at most it.
+ * 422 validation_failed naming the field otherwise.
+ */
+export function checkNetworkFields(
+  plan: NetworkFields & Pick<ServicePlan, 'downloadKbps' | 'uploadKbps'>,
+): void {
+  const fail = (field: string, message: string) => {
+    throw new ApiError('validation_failed', message, field);
+  };
+  if ((plan.dataCapBytes === null) !== (plan.capAction === null)) {
+    fail(
+      plan.dataCapBytes === null ? 'data_cap_bytes' : 'cap_action',
+      'data_cap_bytes and cap_action come together: set both, or neither.',
+    );
+  }
+  const throttle = plan.capAction === 'throttle';
+  for (const [field, key, rate, rateField] of [
+    ['throttle_download_kbps', 'throttleDownloadKbps', plan.downloadKbps, 'download_kbps'],
+    ['throttle_upload_kbps', 'throttleUploadKbps', plan.uploadKbps, 'upload_kbps'],
+  ] as const) {
+    const value = plan[key];
+    if (throttle && value === null) {
+      fail(field, `${field} is required with cap_action throttle.`);
+    }
+    if (!throttle && value !== null) {
+      fail(field, `${field} applies to cap_action throttle only.`);
+    }
+    if (value !== null && value >= rate) {
+      fail(field, `${field} must be below ${rateField} (${rate}).`);
+    }
+  }
+  const burst = NETWORK_FIELDS.filter(([field]) => field.startsWith('burst_'));
+  const set = burst.filter(([, key]) => plan[key] !== null);
+  if (set.length > 0 && set.length < burst.length) {
+    const missing = burst.find(([, key]) => plan[key] === null)!;
+    fail(missing[0], 'The burst fields come together: set all five, or none.');
+  }
+  if (set.length === 0) {
+    return;
+  }
+  if (plan.burstDownloadKbps! <= plan.downloadKbps) {
+    fail('burst_download_kbps', `burst_download_kbps must be above download_kbps (${plan.downloadKbps}).`);
+  }
+  if (plan.burstUploadKbps! <= plan.uploadKbps) {
+    fail('burst_upload_kbps', `burst_upload_kbps must be above upload_kbps (${plan.uploadKbps}).`);
+  }
+  if (plan.burstThresholdDownloadKbps! > plan.downloadKbps) {
+    fail(
+      'burst_threshold_download_kbps',
+      `burst_threshold_download_kbps must be at most download_kbps (${plan.downloadKbps}).`,
+    );
+  }
+  if (plan.burstThresholdUploadKbps! > plan.uploadKbps) {
+    fail(
+      'burst_threshold_upload_kbps',
+      `burst_threshold_upload_kbps must be at most upload_kbps (${plan.uploadKbps}).`,
+    );
+  }
+}
 
 /**
  * Checks a plan's tax_rate_ids against the tenant's tax rates, in the caller's transaction, throwing the error to
@@ -79,7 +167,9 @@ export class ServicePlansService {
       createdAt: now,
       updatedAt: now,
       taxRateIds: dto.tax_rate_ids ?? null,
+      ...networkFieldsOf(dto, null),
     });
+    checkNetworkFields(plan);
     try {
       return await this.transactionRunner.run(auth, async (tx) => {
         await this.assertTaxRates(tx.manager, auth.tenantId, plan.taxRateIds);
@@ -123,7 +213,9 @@ export class ServicePlansService {
           price: dto.price ?? plan.price,
           active: dto.active ?? plan.active,
           taxRateIds: dto.tax_rate_ids === undefined ? plan.taxRateIds : dto.tax_rate_ids,
+          ...networkFieldsOf(dto, plan),
         };
+        checkNetworkFields(next);
         const changed: string[] = (
           [
             ['name', 'name'],
@@ -131,6 +223,7 @@ export class ServicePlansService {
             ['upload_kbps', 'uploadKbps'],
             ['price', 'price'],
             ['active', 'active'],
+            ...NETWORK_FIELDS,
           ] as const
         )
           .filter(([, key]) => next[key] !== plan[key])
@@ -140,7 +233,7 @@ export class ServicePlansService {
           await this.assertTaxRates(tx.manager, auth.tenantId, next.taxRateIds);
           changed.push('tax_rate_ids');
         }
-        const frozen = changed.find((field) => (IN_USE_FIELDS as readonly string[]).includes(field));
+        const frozen = changed.find((field) => IN_USE_FIELDS.includes(field));
         if (frozen && (await this.plans.inUse(tx.manager, auth.tenantId, id))) {
           throw new ApiError(
             'plan_in_use',

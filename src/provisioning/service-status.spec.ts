@@ -19,13 +19,16 @@ const EXPECTED: Record<OrderAction, Record<ServiceStatus, ServiceStatus | null>>
   change_plan: { pending: S.Pending, active: S.Active, suspended: S.Suspended, terminated: null },
   modify: { pending: S.Pending, active: S.Active, suspended: S.Suspended, terminated: null },
   terminate: { pending: S.Terminated, active: S.Terminated, suspended: S.Terminated, terminated: null },
+  cap_throttle: { pending: null, active: S.Active, suspended: null, terminated: null },
+  cap_block: { pending: null, active: S.Active, suspended: null, terminated: null },
+  cap_restore: { pending: null, active: S.Active, suspended: S.Suspended, terminated: null },
 };
 
 const CASES = ORDER_ACTIONS.flatMap((action) => SERVICE_STATUSES.map((status) => [action, status] as const));
 
 describe('service actions', () => {
-  it('covers all 24 pairs', () => {
-    expect(CASES).toHaveLength(24);
+  it('covers all 36 pairs', () => {
+    expect(CASES).toHaveLength(36);
   });
 
   it.each(CASES)('%s on a %s service', (action, status) => {

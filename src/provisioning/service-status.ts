@@ -25,6 +25,34 @@ export enum OrderAction {
   ChangePlan = 'change_plan',
   Modify = 'modify',
   Terminate = 'terminate',
+  /** The data cap worker's: the plan's cap reached (throttle or block), or the period or a top-up restoring it. */
+  CapThrottle = 'cap_throttle',
+  CapBlock = 'cap_block',
+  CapRestore = 'cap_restore',
+}
+
+/** What the network applies for a service's data cap (Service.capState). */
+export enum CapState {
+  Normal = 'normal',
+  Throttled = 'throttled',
+  Blocked = 'blocked',
+}
+
+export const CAP_STATES = Object.values(CapState);
+
+export const CAP_ACTIONS = ['throttle', 'block'] as const;
+export type CapAction = (typeof CAP_ACTIONS)[number];
+
+/** The cap state each cap order leaves a service in; any other order leaves it as it was. */
+const CAP_STATE_AFTER: Partial<Record<OrderAction, CapState>> = {
+  [OrderAction.CapThrottle]: CapState.Throttled,
+  [OrderAction.CapBlock]: CapState.Blocked,
+  [OrderAction.CapRestore]: CapState.Normal,
+};
+
+/** The cap state a service is in once an order of `action` completes. */
+export function capStateAfter(action: OrderAction, current: CapState): CapState {
+  return CAP_STATE_AFTER[action] ?? current;
 }
 
 export const ORDER_ACTIONS = Object.values(OrderAction);
@@ -72,6 +100,9 @@ export const ACTION_RULES: Readonly<
     from: [ServiceStatus.Pending, ServiceStatus.Active, ServiceStatus.Suspended],
     to: ServiceStatus.Terminated,
   },
+  [OrderAction.CapThrottle]: { from: [ServiceStatus.Active], to: null },
+  [OrderAction.CapBlock]: { from: [ServiceStatus.Active], to: null },
+  [OrderAction.CapRestore]: { from: [ServiceStatus.Active, ServiceStatus.Suspended], to: null },
 };
 
 /** The status a service in `current` has once an order of `action` completes; 409 when the action is refused. */

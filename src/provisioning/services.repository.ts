@@ -104,9 +104,9 @@ export class ServicesRepository {
     await manager.query(
       `UPDATE services s
           SET status = x.status, plan_id = x.plan_id, activated_at = x.activated_at, terminated_at = x.terminated_at,
-              updated_at = x.updated_at
+              updated_at = x.updated_at, cap_state = x.cap_state
          FROM jsonb_to_recordset($1::jsonb) AS x(tenant_id text, id text, status text, plan_id text,
-              activated_at timestamptz, terminated_at timestamptz, updated_at timestamptz)
+              activated_at timestamptz, terminated_at timestamptz, updated_at timestamptz, cap_state text)
         WHERE s.tenant_id = x.tenant_id AND s.id = x.id`,
       [
         JSON.stringify(
@@ -118,6 +118,7 @@ export class ServicesRepository {
             activated_at: service.activatedAt,
             terminated_at: service.terminatedAt,
             updated_at: service.updatedAt,
+            cap_state: service.capState,
           })),
         ),
       ],

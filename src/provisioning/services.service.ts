@@ -18,7 +18,7 @@ import { CreateServiceDto, ListServicesQueryDto, ServiceDto, UpdateServiceDto } 
 import { orderInProgress, ProvisioningOrdersService } from './provisioning-orders.service';
 import { Service } from './provisioning.entity';
 import { ServicePlansRepository } from './service-plans.repository';
-import { OrderAction, ServiceStatus, statusAfter } from './service-status';
+import { CapState, OrderAction, ServiceStatus, statusAfter } from './service-status';
 import { ServicesRepository } from './services.repository';
 import { IpAssignments } from './ipam/ip-assignments';
 
@@ -166,6 +166,7 @@ export class ServicesService {
       terminatedAt: null,
       createdAt: now,
       updatedAt: now,
+      capState: CapState.Normal,
     });
     // Its addresses from the pools (or static_ipv4 as given, outside every pool), before it is written.
     await this.addressing.assign(tx, service, dto);

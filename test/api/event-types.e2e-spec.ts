@@ -11,6 +11,10 @@ const CALLBACK = 'https://hooks.example.net/isp';
 
 /** The types the README names as emitted (issue #11 item 14 lists them from the emitters). */
 const EMITTED = [
+  'service.cap_warning',
+  'service.cap_reached',
+  'service.cap_restored',
+  'service.cap_topped_up',
   'tenant.created',
   'token.created',
   'token.revoked',

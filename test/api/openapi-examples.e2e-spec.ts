@@ -147,6 +147,8 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
       },
     },
     { operationId: 'updateService', params: (all) => ({ id: all.service }) },
+    // The example plan has a data cap: a top-up adds to it (and charges the subscriber).
+    { operationId: 'createServiceTopUp', params: (all) => ({ id: all.service }) },
     // The worker is off here, so the activate order waits to be cancelled, and the service stays pending.
     { operationId: 'cancelProvisioningOrder', params: (all) => ({ id: all.order }) },
     { operationId: 'actOnService', params: (all) => ({ id: all.service }) },

@@ -59,6 +59,8 @@ export interface Service {
   installation_address: string | null;
   activated_at: string | null;
   terminated_at: string | null;
+  /** What its plan's data cap does to it now: normal, throttled or blocked. */
+  cap_state: string;
   created_at: string;
   updated_at: string;
 }

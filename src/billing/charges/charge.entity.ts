@@ -14,6 +14,8 @@ export enum ChargeSource {
   Termination = 'termination',
   LateFee = 'late_fee',
   ReconnectionFee = 'reconnection_fee',
+  /** A service's data cap top-up (POST /services/{id}/top-ups); source_id is the top-up. */
+  TopUp = 'top_up',
 }
 
 export const CHARGE_SOURCES = Object.values(ChargeSource);
@@ -34,7 +36,10 @@ export const CHARGE_SOURCES = Object.values(ChargeSource);
   where: `"source" IN ('debit', 'late_fee', 'reconnection_fee')`,
 })
 @Check('chk_charges_status', `"status" IN ('pending', 'invoiced')`)
-@Check('chk_charges_source', `"source" IN ('api', 'debit', 'termination', 'late_fee', 'reconnection_fee')`)
+@Check(
+  'chk_charges_source',
+  `"source" IN ('api', 'debit', 'termination', 'late_fee', 'reconnection_fee', 'top_up')`,
+)
 @Check('chk_charges_amount', `"quantity" > 0 AND "amount" = "quantity" * "unit_amount"`)
 @Check('chk_charges_invoiced', `("status" = 'invoiced') = ("invoiced_at" IS NOT NULL)`)
 export class Charge {

@@ -108,6 +108,45 @@ export class ChargesService {
   }
 
   /**
+   * A data cap top-up's price (provisioning's TopUpCharge), in the caller's transaction: the subscriber locked first
+   * (the lock order), 422 currency_mismatch when it is billed in another currency; answers the charge's id.
+   */
+  async recordTopUp(
+    tx: Tx,
+    form: {
+      tenantId: string;
+      subscriberId: string;
+      serviceId: string;
+      topUpId: string;
+      description: string;
+      amount: number;
+      currency: string;
+    },
+  ): Promise<string> {
+    const subscriber = await this.subscribers.lockIn(tx.manager, form.tenantId, form.subscriberId);
+    const profile = await this.profiles.profileFor(tx.manager, form.tenantId, subscriber.billingProfileId);
+    if (profile && profile.currency !== form.currency) {
+      throw new ApiError(
+        'currency_mismatch',
+        `The subscriber is billed in ${profile.currency}; the plan's top-up is in ${form.currency}.`,
+        'price',
+      );
+    }
+    const charge = await this.record(tx, {
+      tenantId: form.tenantId,
+      subscriberId: form.subscriberId,
+      serviceId: form.serviceId,
+      description: form.description,
+      unitAmount: form.amount,
+      quantity: 1,
+      currency: form.currency,
+      source: ChargeSource.TopUp,
+      sourceId: form.topUpId,
+    });
+    return charge!.id;
+  }
+
+  /**
    * Records a charge in the caller's transaction (the subscriber already locked), with its `charge.created` event;
    * null when its source (a debit, a fee of an invoice) was charged before.
    */

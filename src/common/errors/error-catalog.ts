@@ -95,6 +95,10 @@ export const ERROR_CATALOG = {
     status: 409,
     description: 'The subscriber is cancelled or archived and takes no new services.',
   },
+  no_data_cap: {
+    status: 409,
+    description: "The service's plan has no data cap, so a top-up would add nothing.",
+  },
   order_in_progress: {
     status: 409,
     description: 'Another provisioning order of this service is still open; wait for it or cancel it.',

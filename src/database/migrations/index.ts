@@ -32,6 +32,7 @@ import { ImportKinds1796650000000 } from './1796650000000-ImportKinds';
 import { MrrSeries1796680000000 } from './1796680000000-MrrSeries';
 import { RevenueDays1796680000100 } from './1796680000100-RevenueDays';
 import { IpPools1796700000000 } from './1796700000000-IpPools';
+import { DataCapsAndBurst1796710000000 } from './1796710000000-DataCapsAndBurst';
 import { AgingKeptAsData1796730000000 } from './1796730000000-AgingKeptAsData';
 
 /** Every migration, in order. A new migration file is added here too. */
@@ -70,5 +71,6 @@ export const MIGRATIONS = [
   MrrSeries1796680000000,
   RevenueDays1796680000100,
   IpPools1796700000000,
+  DataCapsAndBurst1796710000000,
   AgingKeptAsData1796730000000,
 ];

@@ -3,7 +3,7 @@ import { IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 import { IsFreeText, IsTrimmedText, Trim } from '../../common/validation/text';
 import type { Service } from '../provisioning.entity';
-import { SERVICE_STATUSES, ServiceStatus } from '../service-status';
+import { CAP_STATES, CapState, SERVICE_STATUSES, ServiceStatus } from '../service-status';
 import { IsIpv6Prefix, IsMacAddress, IsUnicastIpv4, PPPOE_PASSWORD, PPPOE_USERNAME } from './service-fields';
 import { Optional, OptionalNullable } from '../../common/validation/optional';
 import { OneOrMoreOf } from '../../common/validation/comma-list';
@@ -301,6 +301,15 @@ export class ServiceDto {
   })
   terminated_at: string | null;
 
+  @ApiProperty({
+    enum: CAP_STATES,
+    example: CapState.Normal,
+    description:
+      "What its plan's data cap does to it now: normal, throttled (the plan's throttle rates) or blocked, until the " +
+      'next billing period or a top-up (GET /services/{id}/data-cap).',
+  })
+  cap_state: CapState;
+
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
   created_at: string;
 
@@ -325,6 +334,7 @@ export class ServiceDto {
       installation_address: service.installationAddress,
       activated_at: service.activatedAt ? service.activatedAt.toISOString() : null,
       terminated_at: service.terminatedAt ? service.terminatedAt.toISOString() : null,
+      cap_state: service.capState,
       created_at: service.createdAt.toISOString(),
       updated_at: service.updatedAt.toISOString(),
     };

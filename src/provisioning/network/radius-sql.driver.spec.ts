@@ -1,6 +1,6 @@
 import { NasDevice, ProvisioningOrder, Service, ServicePlan, SessionOutcome } from '../provisioning.entity';
 import type { RadiusRepository, RadiusSession, RadiusUser } from '../radius.repository';
-import { OrderAction, ServiceStatus } from '../service-status';
+import { CapState, OrderAction, ServiceStatus } from '../service-status';
 import { DriverError } from './network-driver';
 import { type DynamicAuthorization, RadiusSqlDriver, radiusUser } from './radius-sql.driver';
 
@@ -43,6 +43,55 @@ describe('radiusUser', () => {
       check: [{ attribute: 'Cleartext-Password', op: ':=', value: 's3cret' }],
       reply: [],
       groups: ['suspended'],
+    });
+  });
+
+  it("should write the plan's burst in MikroTik's order: rx/tx (client upload/download), burst, threshold, time", () => {
+    const plan = Object.assign(new ServicePlan(), PLAN, {
+      burstDownloadKbps: 200_000,
+      burstUploadKbps: 40_000,
+      burstThresholdDownloadKbps: 80_000,
+      burstThresholdUploadKbps: 15_000,
+      burstTimeS: 16,
+    });
+    expect(radiusUser(service(ServiceStatus.Active), plan)!.reply).toEqual([
+      {
+        attribute: 'Mikrotik-Rate-Limit',
+        op: ':=',
+        value: '20000k/100000k 40000k/200000k 15000k/80000k 16/16',
+      },
+      { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: '100000000' },
+      { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: '20000000' },
+    ]);
+  });
+
+  it("should answer a throttled service its plan's throttle rates, without burst", () => {
+    const plan = Object.assign(new ServicePlan(), PLAN, {
+      dataCapBytes: 1_000,
+      capAction: 'throttle',
+      throttleDownloadKbps: 2_000,
+      throttleUploadKbps: 1_000,
+      burstDownloadKbps: 200_000,
+      burstUploadKbps: 40_000,
+      burstThresholdDownloadKbps: 80_000,
+      burstThresholdUploadKbps: 15_000,
+      burstTimeS: 16,
+    });
+    expect(radiusUser(service(ServiceStatus.Active, { capState: CapState.Throttled }), plan)!.reply).toEqual([
+      { attribute: 'Mikrotik-Rate-Limit', op: ':=', value: '1000k/2000k' },
+      { attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: '2000000' },
+      { attribute: 'WISPr-Bandwidth-Max-Up', op: ':=', value: '1000000' },
+    ]);
+  });
+
+  it('should reject the logins of a service its data cap blocks, with a message', () => {
+    expect(radiusUser(service(ServiceStatus.Active, { capState: CapState.Blocked }), PLAN)).toEqual({
+      check: [
+        { attribute: 'Cleartext-Password', op: ':=', value: 's3cret' },
+        { attribute: 'Auth-Type', op: ':=', value: 'Reject' },
+      ],
+      reply: [{ attribute: 'Reply-Message', op: ':=', value: 'Data cap reached' }],
+      groups: [],
     });
   });
 

@@ -9,7 +9,7 @@ import {
   type ServicePlan,
 } from '../provisioning.entity';
 import { RadiusRepository, SUSPENDED_GROUP, type RadiusSession, type RadiusUser } from '../radius.repository';
-import { ServiceStatus } from '../service-status';
+import { CapState, ServiceStatus } from '../service-status';
 import { sendDynamicRequest, type DynamicAttribute, type DynamicRequestCode } from './dynamic-authorization';
 import { addressReply } from '../ipam/radius-addressing';
 import {
@@ -20,19 +20,43 @@ import {
   type ServicePools,
 } from './network-driver';
 
-/** A plan's rate in the MikroTik and WISPr attributes (WISPr in bit/s), as radreply and a CoA-Request carry it. */
-function planRate(plan: ServicePlan) {
+/**
+ * The rate a service gets in the MikroTik and WISPr attributes (WISPr in bit/s), as radreply and a CoA-Request carry
+ * it: the plan's (with its burst, MikroTik's `rx/tx burst-rx/burst-tx threshold-rx/threshold-tx time-rx/time-tx`, rx
+ * being the router's receive, the client's upload), or the plan's throttle rates while its data cap throttles the
+ * service (no burst). WISPr has no burst attributes.
+ */
+export function serviceRate(service: Pick<Service, 'capState'>, plan: ServicePlan) {
+  // A plan changed to one without throttle rates gives its full rate until the cap worker restores the service.
+  const throttled =
+    service.capState === CapState.Throttled &&
+    Boolean(plan.throttleDownloadKbps) &&
+    Boolean(plan.throttleUploadKbps);
+  const down = throttled ? plan.throttleDownloadKbps! : plan.downloadKbps;
+  const up = throttled ? plan.throttleUploadKbps! : plan.uploadKbps;
+  const burst =
+    !throttled && plan.burstDownloadKbps
+      ? ` ${plan.burstUploadKbps}k/${plan.burstDownloadKbps}k` +
+        ` ${plan.burstThresholdUploadKbps}k/${plan.burstThresholdDownloadKbps}k` +
+        ` ${plan.burstTimeS}/${plan.burstTimeS}`
+      : '';
   return {
-    'Mikrotik-Rate-Limit': `${plan.uploadKbps}k/${plan.downloadKbps}k`,
-    'WISPr-Bandwidth-Max-Down': plan.downloadKbps * 1000,
-    'WISPr-Bandwidth-Max-Up': plan.uploadKbps * 1000,
+    'Mikrotik-Rate-Limit': `${up}k/${down}k${burst}`,
+    'WISPr-Bandwidth-Max-Down': down * 1000,
+    'WISPr-Bandwidth-Max-Up': up * 1000,
   };
 }
 
 /** The rate as FreeRADIUS answers it (radreply rows). */
-function rateAttributes(plan: ServicePlan): { attribute: string; value: string }[] {
-  return Object.entries(planRate(plan)).map(([attribute, value]) => ({ attribute, value: String(value) }));
+function rateAttributes(service: Service, plan: ServicePlan): { attribute: string; value: string }[] {
+  return Object.entries(serviceRate(service, plan)).map(([attribute, value]) => ({
+    attribute,
+    value: String(value),
+  }));
 }
+
+/** What a blocked service's login gets: rejected with a message the NAS may log. */
+export const CAP_BLOCKED_MESSAGE = 'Data cap reached';
 
 /**
  * What FreeRADIUS's SQL module should read for a service (docs/network.md): an active service logs in with its
@@ -48,10 +72,18 @@ export function radiusUser(
   const password = { attribute: 'Cleartext-Password', op: ':=', value: service.pppoePassword };
   switch (service.status) {
     case ServiceStatus.Active:
+      if (service.capState === CapState.Blocked) {
+        // Its data cap blocks it until the period ends or a top-up: rejected, as a suspended login is.
+        return {
+          check: [password, { attribute: 'Auth-Type', op: ':=', value: 'Reject' }],
+          reply: [{ attribute: 'Reply-Message', op: ':=', value: CAP_BLOCKED_MESSAGE }],
+          groups: [],
+        };
+      }
       return {
         check: [password],
         reply: [
-          ...rateAttributes(plan).map((rate) => ({ ...rate, op: ':=' })),
+          ...rateAttributes(service, plan).map((rate) => ({ ...rate, op: ':=' })),
           ...addressReply(service, pools),
         ],
         groups: [],
@@ -65,8 +97,8 @@ export function radiusUser(
 }
 
 /** The rate of a CoA-Request: the same attributes, each inside its vendor's Vendor-Specific. */
-function coaRate(plan: ServicePlan): DynamicAttribute[] {
-  const rate = planRate(plan);
+function coaRate(service: Service, plan: ServicePlan): DynamicAttribute[] {
+  const rate = serviceRate(service, plan);
   return [
     ['Vendor-Specific', 'Mikrotik', [['Mikrotik-Rate-Limit', rate['Mikrotik-Rate-Limit']]]],
     [
@@ -97,7 +129,14 @@ const SEVERITY = [
   SessionOutcome.NoSession,
 ];
 
-const REACHES_SESSIONS = [OrderAction.Suspend, OrderAction.Terminate, OrderAction.ChangePlan];
+const REACHES_SESSIONS = [
+  OrderAction.Suspend,
+  OrderAction.Terminate,
+  OrderAction.ChangePlan,
+  OrderAction.CapThrottle,
+  OrderAction.CapBlock,
+  OrderAction.CapRestore,
+];
 
 /**
  * NETWORK_DRIVER=radius-sql, the default: writes FreeRADIUS's standard SQL tables, one username per transaction, so
@@ -168,10 +207,14 @@ export class RadiusSqlDriver implements NetworkDriver {
     switch (order.action) {
       case OrderAction.Suspend:
       case OrderAction.Terminate:
+      case OrderAction.CapBlock:
         return { disconnect: await this.reach(service, sessions, 'Disconnect-Request', []) };
       case OrderAction.ChangePlan:
+      case OrderAction.CapThrottle:
+      case OrderAction.CapRestore:
+        // The rate the service has now (its new plan's, its throttle rate, or its own again), burst included.
         return {
-          coa: await this.reach(service, sessions, 'CoA-Request', coaRate(plan)),
+          coa: await this.reach(service, sessions, 'CoA-Request', coaRate(service, plan)),
         };
       case OrderAction.Activate:
       case OrderAction.Resume:

@@ -126,7 +126,7 @@ export class ChargeDto {
   @ApiProperty({
     enum: CHARGE_SOURCES,
     description:
-      'api: POST /subscribers/{id}/charges; debit: a debit transaction; termination: a service ended, settling its prepaid or unbilled days; late_fee and reconnection_fee: the collections rules.',
+      'api: POST /subscribers/{id}/charges; debit: a debit transaction; termination: a service ended, settling its prepaid or unbilled days; late_fee and reconnection_fee: the collections rules; top_up: a data cap top-up (POST /services/{id}/top-ups).',
   })
   source: string;
   @ApiProperty({
