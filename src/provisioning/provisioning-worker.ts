@@ -22,7 +22,7 @@ import {
   type ServicePools,
 } from './network/network-driver';
 import { IpPoolsRepository } from './ipam/ip-pools.repository';
-import { servicePools } from './ipam/radius-addressing';
+import { poolIdsOf, servicePools } from './ipam/radius-addressing';
 import { ProvisioningOrder, Service, ServicePlan } from './provisioning.entity';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ServicePlansRepository } from './service-plans.repository';
@@ -192,14 +192,7 @@ export class ProvisioningWorker extends PolledWorker {
             orders.map((order) => order.planId),
           ),
         );
-        const pools = byKey(
-          await this.pools.findByIds(
-            manager,
-            [...services.values()].flatMap((service) =>
-              [service.ipPoolId ?? [], service.ipv6PoolId ?? []].flat(),
-            ),
-          ),
-        );
+        const pools = byKey(await this.pools.findByIds(manager, poolIdsOf([...services.values()])));
         await Promise.all(
           orders.map((order) => {
             const service = services.get(`${order.tenantId}/${order.serviceId}`);

@@ -3,6 +3,11 @@ import type { ServicePools } from '../network/network-driver';
 import type { IpPool } from './ip-pool.entity';
 
 /** The names of the dynamic pools the service is linked to (of `pools`, by `tenant/id`), for its RADIUS reply. */
+/** The pools (IPv4 and IPv6) the services name. */
+export function poolIdsOf(services: Pick<Service, 'ipPoolId' | 'ipv6PoolId'>[]): string[] {
+  return services.flatMap((service) => [service.ipPoolId ?? [], service.ipv6PoolId ?? []].flat());
+}
+
 export function servicePools(service: Service, pools: Map<string, IpPool>): ServicePools {
   const dynamic = (id: string | null) => {
     const pool = id === null ? undefined : pools.get(`${service.tenantId}/${id}`);
