@@ -89,6 +89,11 @@ export interface ProvisioningConfig {
   /** RFC 5176 Disconnect/CoA requests: how long to wait for a NAS's answer, and how many times to send again. */
   dynamicAuthTimeoutMs: number;
   dynamicAuthRetries: number;
+  /** radacct's retention: closed sessions that stopped more than this many days ago are deleted (0: never). */
+  radacctRetentionDays: number;
+  /** Rows per DELETE of the retention worker, and how often it looks. */
+  radacctPruneBatchSize: number;
+  radacctPrunePollMs: number;
 }
 
 /** Bounds on waiting for the database: a stuck statement or transaction answers 503 instead of hanging requests. */
@@ -366,6 +371,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       radiusDatabaseUrl: url(env, 'RADIUS_DATABASE_URL', ['postgres:', 'postgresql:']),
       dynamicAuthTimeoutMs: integer(env, 'RADIUS_COA_TIMEOUT_MS', 1000, 50, 30_000),
       dynamicAuthRetries: integer(env, 'RADIUS_COA_RETRIES', 2, 0, 10),
+      radacctRetentionDays: integer(env, 'RADACCT_RETENTION_DAYS', 90, 0, 3650),
+      radacctPruneBatchSize: integer(env, 'RADACCT_PRUNE_BATCH_SIZE', 5000, 1, 100_000),
+      radacctPrunePollMs: integer(env, 'RADACCT_PRUNE_POLL_MS', 3_600_000, 10, 86_400_000),
     },
     billing: {
       schedulerEnabled: boolean(env, 'BILLING_SCHEDULER_ENABLED', true),

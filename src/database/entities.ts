@@ -29,6 +29,7 @@ import {
 import { ImportJob, ImportRow, ImportRowError } from '../imports/import.entity';
 import { Subscriber } from '../subscribers/subscriber.entity';
 import { NasDevice, ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
+import { NetworkSettings } from '../provisioning/network-settings.entity';
 import {
   Ticket,
   TicketComment,
@@ -79,6 +80,7 @@ export const ENTITIES = [
   Service,
   ProvisioningOrder,
   NasDevice,
+  NetworkSettings,
   ImportJob,
   ImportRow,
   ImportRowError,

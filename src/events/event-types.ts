@@ -75,6 +75,8 @@ export const EVENT_TYPES = {
     "A NAS was registered (and written to FreeRADIUS's nas table); its secret is never in an event.",
   'nas.updated': 'A NAS was changed; data.changed_fields names the fields (`secret` when it was replaced).',
   'nas.deleted': "A NAS was removed from the registry and from FreeRADIUS's nas table.",
+  'network_settings.updated':
+    "The tenant's suspension mode or walled garden (GET /network-settings) was changed; data.changed_fields names the fields.",
   'webhook.created': 'A webhook subscription was registered.',
   'webhook.updated':
     'A webhook subscription was changed through the API (url, events, description or enabled).',

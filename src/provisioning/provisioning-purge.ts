@@ -2,14 +2,15 @@ import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/transaction-runner';
 import { TenantsService } from '../gateway';
 import { NasRepository } from './nas.repository';
+import { NetworkSettingsRepository } from './network-settings.repository';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { RadiusRepository } from './radius.repository';
 import { ServicePlansRepository } from './service-plans.repository';
 import { ServicesRepository } from './services.repository';
 
 /**
- * Deletes a test tenant's provisioning orders, services, plans and NASes, and what FreeRADIUS holds of them: the rows
- * of its usernames (`<slug>/…`) and its NAS clients (its test clock is deleted, docs/test-clocks.md).
+ * Deletes a test tenant's provisioning orders, services, plans, NASes and network settings, and what FreeRADIUS holds
+ * of them: the rows of its usernames (`<slug>/…`), its suspended group and its NAS clients (its test clock is deleted, docs/test-clocks.md).
  */
 @Injectable()
 export class ProvisioningPurge {
@@ -20,6 +21,7 @@ export class ProvisioningPurge {
     private readonly plans: ServicePlansRepository,
     private readonly nas: NasRepository,
     private readonly radius: RadiusRepository,
+    private readonly networkSettings: NetworkSettingsRepository,
   ) {}
 
   async purgeTenant(tx: Tx, tenantId: string): Promise<void> {
@@ -31,6 +33,7 @@ export class ProvisioningPurge {
     await this.services.purgeTenant(manager, tenantId);
     await this.plans.purgeTenant(manager, tenantId);
     const addresses = await this.nas.purgeTenant(manager, tenantId);
+    await this.networkSettings.purgeTenant(manager, tenantId);
     // A service's username is `<tenant slug>/<pppoe_username>` (docs/network.md): the realm takes any left behind.
     await this.radius.purge(manager, `${tenant?.slug ?? tenantId}/`, usernames, addresses);
   }

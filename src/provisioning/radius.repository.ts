@@ -52,7 +52,7 @@ const SESSION_COLUMNS = `radacctid::text AS radacct_id, acctsessionid, username,
   host(framedipaddress) AS framed_ip, acctstarttime, acctupdatetime, acctstoptime, acctsessiontime,
   coalesce(acctinputoctets, 0)::text AS bytes_in, coalesce(acctoutputoctets, 0)::text AS bytes_out, acctterminatecause`;
 
-/** The radacct rows (alias `r`) of a window ($1 username, $2 from, $3 until or null), by their start. */
+/** The radacct (or radacct_daily_usage) rows (alias `r`) of a window ($1 username, $2 from, $3 until or null), by their start. */
 const IN_WINDOW = `r.username = $1 AND r.acctstarttime >= $2 AND ($3::timestamptz IS NULL OR r.acctstarttime <= $3)`;
 
 function sessionOf(row: Record<string, unknown>): RadiusSession {
@@ -116,8 +116,27 @@ async function insertAttributes(
   );
 }
 
-/** The group a suspended service is put in: FreeRADIUS rejects its logins, with a message the NAS may log. */
+/**
+ * The group suspended services were put in before issue 33, for every tenant: FreeRADIUS rejects its logins, with a
+ * message the NAS may log. The driver still keeps its rows, for usernames of a RADIUS_DATABASE_URL database that no
+ * order or settings change has moved to their tenant's group yet.
+ */
 export const SUSPENDED_GROUP = 'suspended';
+
+/**
+ * The group of a tenant's suspended services, by the realm of their usernames (`<slug>/…`): `suspended:<slug>`. Its
+ * rows say what a suspended login gets under the tenant's suspension mode (docs/network.md), so switching the mode
+ * rewrites this group and never the usernames in it.
+ */
+export function suspendedGroupOf(username: string): string {
+  return `suspended:${username.slice(0, Math.max(username.indexOf('/'), 0))}`;
+}
+
+/** A group's check and reply items (radgroupcheck, radgroupreply). */
+export interface RadiusGroup {
+  check: RadiusAttribute[];
+  reply: RadiusAttribute[];
+}
 
 /**
  * The only place FreeRADIUS's standard SQL tables (radcheck, radreply, radusergroup, radgroupcheck, radgroupreply)
@@ -205,6 +224,73 @@ export class RadiusRepository {
   }
 
   /**
+   * Writes a tenant's suspended group (`group`, `suspended:<slug>`) from `rows` only when it has no rows yet (its
+   * first suspension): a change of the tenant's settings is the NetworkSettingsWorker's to write (rewriteGroup), and a
+   * stale read of them here must never undo it.
+   */
+  async ensureGroup(group: string, rows: RadiusGroup): Promise<void> {
+    await this.transaction(async (query) => {
+      await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`radius-group:${group}`]);
+      const present = (await query(
+        `SELECT 1 FROM radgroupcheck WHERE groupname = $1 UNION ALL SELECT 1 FROM radgroupreply WHERE groupname = $1
+         LIMIT 1`,
+        [group],
+      )) as unknown[] | { rows: unknown[] };
+      if ((Array.isArray(present) ? present : present.rows).length > 0) {
+        return;
+      }
+      await this.insertGroupRows(query, group, rows);
+    });
+  }
+
+  /**
+   * Rewrites a tenant's suspended group from `rows` in one transaction, and moves the tenant's usernames still in the
+   * shared legacy group (those starting with `realm`) into it: the suspended logins of the tenant get the new answer
+   * from the next Access-Request on.
+   */
+  async rewriteGroup(group: string, rows: RadiusGroup, realm: string): Promise<void> {
+    await this.transaction(async (query) => {
+      await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`radius-group:${group}`]);
+      await query('DELETE FROM radgroupcheck WHERE groupname = $1', [group]);
+      await query('DELETE FROM radgroupreply WHERE groupname = $1', [group]);
+      await this.insertGroupRows(query, group, rows);
+      await query(
+        `UPDATE radusergroup SET groupname = $1 WHERE groupname = $2 AND starts_with(username, $3)`,
+        [group, SUSPENDED_GROUP, realm],
+      );
+    });
+  }
+
+  /** The open sessions (no Stop yet) of the usernames in `group`. */
+  async openSessionsInGroup(group: string): Promise<RadiusSession[]> {
+    const rows = await this.read(
+      `SELECT ${SESSION_COLUMNS} FROM radacct
+        WHERE acctstoptime IS NULL AND username IN (SELECT username FROM radusergroup WHERE groupname = $1)
+        ORDER BY radacctid`,
+      [group],
+    );
+    return rows.map(sessionOf);
+  }
+
+  /**
+   * Deletes up to `limit` closed sessions (a Stop recorded) that stopped before `cutoff`, oldest first, and answers
+   * how many: RADACCT_RETENTION_DAYS. Open sessions are never deleted, however old; their daily usage stays (it is
+   * read without radacct). Rows another instance is deleting are skipped, not waited for.
+   */
+  async pruneAccounting(cutoff: Date, limit: number): Promise<number> {
+    const rows = await this.read(
+      `WITH gone AS (
+         DELETE FROM radacct WHERE radacctid IN (
+           SELECT radacctid FROM radacct WHERE acctstoptime IS NOT NULL AND acctstoptime < $1
+            ORDER BY acctstoptime LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1)
+       SELECT count(*)::int AS deleted FROM gone`,
+      [cutoff, limit],
+    );
+    return Number(rows[0]?.deleted ?? 0);
+  }
+
+  /**
    * Rewrites FreeRADIUS's client row of `address` (and removes the one of `previousAddress`, an address changed).
    * In the API's own database it is written in the caller's transaction, so the registry and FreeRADIUS's table
    * change together; in RADIUS_DATABASE_URL's, in a transaction of its own just before the caller commits.
@@ -248,18 +334,16 @@ export class RadiusRepository {
   ): Promise<void> {
     const work = async (query: Query) => {
       const params = [realm, usernames];
-      await query(
-        `DELETE FROM radacct_daily_usage WHERE radacctid IN (
-           SELECT radacctid FROM radacct WHERE starts_with(username, $1) OR username = ANY($2::text[]))`,
-        params,
-      );
-      for (const table of ['radcheck', 'radreply', 'radusergroup', 'radacct']) {
+      for (const table of ['radacct_daily_usage', 'radcheck', 'radreply', 'radusergroup', 'radacct']) {
         await query(
           `DELETE FROM ${table} WHERE starts_with(username, $1) OR username = ANY($2::text[])`,
           params,
         );
       }
       await query('DELETE FROM nas WHERE nasname = ANY($1::text[])', [addresses]);
+      const group = suspendedGroupOf(realm);
+      await query('DELETE FROM radgroupcheck WHERE groupname = $1', [group]);
+      await query('DELETE FROM radgroupreply WHERE groupname = $1', [group]);
     };
     if (!this.pool) {
       await work((sql, params) => manager.query(sql, params));
@@ -303,17 +387,20 @@ export class RadiusRepository {
     return rows.map(sessionOf);
   }
 
-  /** A window's octets per UTC day in [from, to] (days without traffic absent), from radacct_daily_usage. */
+  /**
+   * A window's octets per UTC day in [from, to] (days without traffic absent), from radacct_daily_usage alone: each
+   * row carries its session's username and start, so the usage outlives the sessions radacct's retention prunes.
+   */
   async dailyUsage(
     window: SessionWindow,
     from: string,
     to: string,
   ): Promise<{ day: string; bytesIn: number; bytesOut: number }[]> {
     const rows = await this.read(
-      `SELECT to_char(u.day, 'YYYY-MM-DD') AS day, sum(u.bytes_in)::text AS bytes_in, sum(u.bytes_out)::text AS bytes_out
-         FROM radacct_daily_usage u JOIN radacct r ON r.radacctid = u.radacctid
-        WHERE ${IN_WINDOW} AND u.day BETWEEN $4::date AND $5::date
-        GROUP BY u.day ORDER BY u.day`,
+      `SELECT to_char(r.day, 'YYYY-MM-DD') AS day, sum(r.bytes_in)::text AS bytes_in, sum(r.bytes_out)::text AS bytes_out
+         FROM radacct_daily_usage r
+        WHERE ${IN_WINDOW} AND r.day BETWEEN $4::date AND $5::date
+        GROUP BY r.day ORDER BY r.day`,
       [window.username, window.from, window.until, from, to],
     );
     return rows.map((row) => ({
@@ -321,6 +408,21 @@ export class RadiusRepository {
       bytesIn: Number(row.bytes_in),
       bytesOut: Number(row.bytes_out),
     }));
+  }
+
+  private async insertGroupRows(query: Query, group: string, rows: RadiusGroup): Promise<void> {
+    for (const [table, items] of [
+      ['radgroupcheck', rows.check],
+      ['radgroupreply', rows.reply],
+    ] as const) {
+      if (items.length > 0) {
+        await query(
+          `INSERT INTO ${table} (groupname, attribute, op, value)
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
+          [group, items.map((row) => row.attribute), items.map((row) => row.op), items.map((row) => row.value)],
+        );
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -172,6 +172,11 @@ const FAMILIES: Record<string, Family> = {
   service: { name: 'ServiceEventPayload', object: 'ServiceDto', details: { changed_fields: CHANGED_FIELDS } },
   provisioning_order: { name: 'ProvisioningOrderEventPayload', object: 'OrderDto' },
   nas: { name: 'NasEventPayload', object: 'NasDto', details: { changed_fields: CHANGED_FIELDS } },
+  network_settings: {
+    name: 'NetworkSettingsEventPayload',
+    object: 'NetworkSettingsDto',
+    details: { changed_fields: CHANGED_FIELDS },
+  },
   webhook: { name: 'WebhookEventPayload', object: 'WebhookDto' },
   test_clock: { name: 'TestClockEventPayload', object: 'TestClockDto' },
   notification: { name: 'NotificationEventPayload', object: 'NotificationDto' },

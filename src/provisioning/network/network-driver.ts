@@ -1,9 +1,17 @@
 import type { ProvisioningOrder, Service, ServicePlan, SessionOutcome } from '../provisioning.entity';
+import type { SuspensionProfile } from './suspension-profile';
 
 /** What an order did to the service's open sessions (RFC 5176), recorded on the order. */
 export interface DriverOutcome {
   disconnect?: SessionOutcome;
   coa?: SessionOutcome;
+}
+
+/** What a change of a tenant's suspension profile did to its suspended subscribers online (RFC 5176). */
+export interface SuspensionChangeOutcome {
+  /** The open sessions of the tenant's suspended usernames. */
+  sessions: number;
+  disconnect: SessionOutcome;
 }
 
 /** Nest's token for the configured driver (NETWORK_DRIVER). */
@@ -17,6 +25,11 @@ export const NETWORK_DRIVER = Symbol('NETWORK_DRIVER');
 export interface NetworkDriver {
   readonly name: string;
   apply(order: ProvisioningOrder, service: Service, plan: ServicePlan): Promise<DriverOutcome | void>;
+  /**
+   * The tenant's suspension mode or walled garden changed (its network settings): bring its suspended services to the
+   * new profile, and end their open sessions so they log in again into it. `realm` is `<tenant slug>/`. Idempotent.
+   */
+  suspensionChanged?(tenantId: string, realm: string, profile: SuspensionProfile): Promise<SuspensionChangeOutcome>;
   close?(): Promise<void>;
 }
 

@@ -8,10 +8,21 @@ import {
   type Service,
   type ServicePlan,
 } from '../provisioning.entity';
-import { RadiusRepository, SUSPENDED_GROUP, type RadiusSession, type RadiusUser } from '../radius.repository';
+import {
+  RadiusRepository,
+  suspendedGroupOf,
+  type RadiusSession,
+  type RadiusUser,
+} from '../radius.repository';
 import { ServiceStatus } from '../service-status';
 import { sendDynamicRequest, type DynamicAttribute, type DynamicRequestCode } from './dynamic-authorization';
-import { DriverError, type DriverOutcome, type NetworkDriver } from './network-driver';
+import {
+  DriverError,
+  type DriverOutcome,
+  type NetworkDriver,
+  type SuspensionChangeOutcome,
+} from './network-driver';
+import { DEFAULT_SUSPENSION_PROFILE, type SuspensionProfile, suspendedGroupRows } from './suspension-profile';
 
 /** A plan's rate in the MikroTik and WISPr attributes (WISPr in bit/s), as radreply and a CoA-Request carry it. */
 function planRate(plan: ServicePlan) {
@@ -30,7 +41,8 @@ function rateAttributes(plan: ServicePlan): { attribute: string; value: string }
 /**
  * What FreeRADIUS's SQL module should read for a service (docs/network.md): an active service logs in with its
  * password and gets its plan's rate (MikroTik and WISPr attributes) and its static address; a suspended one is put in
- * the `suspended` group, whose check item rejects it; a pending or terminated one has no rows at all.
+ * its tenant's suspended group (`suspended:<slug>`), whose rows reject it or accept it into the walled garden by the
+ * tenant's suspension mode; a pending or terminated one has no rows at all.
  */
 export function radiusUser(service: Service, plan: ServicePlan): RadiusUser | null {
   const password = { attribute: 'Cleartext-Password', op: ':=', value: service.pppoePassword };
@@ -47,7 +59,7 @@ export function radiusUser(service: Service, plan: ServicePlan): RadiusUser | nu
         groups: [],
       };
     case ServiceStatus.Suspended:
-      return { check: [password], reply: [], groups: [SUSPENDED_GROUP] };
+      return { check: [password], reply: [], groups: [suspendedGroupOf(service.radiusUsername)] };
     case ServiceStatus.Pending:
     case ServiceStatus.Terminated:
       return null;
@@ -74,6 +86,8 @@ function coaRate(plan: ServicePlan): DynamicAttribute[] {
 export interface DynamicAuthorization {
   /** The service's tenant's registered NAS at the address a session runs on. */
   nasAt(tenantId: string, ip: string): Promise<NasDevice | null>;
+  /** The tenant's suspension mode and walled garden (its network settings); the default rejects. */
+  suspension?(tenantId: string): Promise<SuspensionProfile>;
   timeoutMs: number;
   retries: number;
 }
@@ -100,6 +114,8 @@ export class RadiusSqlDriver implements NetworkDriver {
   private readonly logger = new Logger('RadiusSqlDriver');
   /** Written once per process, by the first order; the orders beside it wait for that write rather than repeat it. */
   private groupsReady: Promise<void> | null = null;
+  /** The tenants' suspended groups this process made sure exist (by group name), as groupsReady. */
+  private readonly tenantGroups = new Map<string, Promise<void>>();
   /**
    * The orders the worker carries out side by side write their usernames in one transaction; when it fails, each is
    * written again on its own, so one bad row fails its order alone.
@@ -135,6 +151,9 @@ export class RadiusSqlDriver implements NetworkDriver {
         throw error;
       });
       await this.groupsReady;
+      if (service.status === ServiceStatus.Suspended) {
+        await this.ensureTenantGroup(service);
+      }
       const failed = await this.writes.submit({
         username: service.radiusUsername,
         user: radiusUser(service, plan),
@@ -153,10 +172,10 @@ export class RadiusSqlDriver implements NetworkDriver {
     switch (order.action) {
       case OrderAction.Suspend:
       case OrderAction.Terminate:
-        return { disconnect: await this.reach(service, sessions, 'Disconnect-Request', []) };
+        return { disconnect: await this.reach(service.tenantId, sessions, 'Disconnect-Request', []) };
       case OrderAction.ChangePlan:
         return {
-          coa: await this.reach(service, sessions, 'CoA-Request', coaRate(plan)),
+          coa: await this.reach(service.tenantId, sessions, 'CoA-Request', coaRate(plan)),
         };
       case OrderAction.Activate:
       case OrderAction.Resume:
@@ -166,13 +185,56 @@ export class RadiusSqlDriver implements NetworkDriver {
     }
   }
 
+  /**
+   * The tenant's suspension mode or walled garden changed: its suspended group is rewritten from `profile` (and the
+   * tenant's usernames still in the legacy shared group moved into it), then every open session of a username in the
+   * group is sent a Disconnect-Request, so the subscriber logs in again into the new profile. Idempotent.
+   */
+  async suspensionChanged(
+    tenantId: string,
+    realm: string,
+    profile: SuspensionProfile,
+  ): Promise<SuspensionChangeOutcome> {
+    const group = suspendedGroupOf(realm);
+    let sessions: RadiusSession[];
+    try {
+      await this.radius.rewriteGroup(group, suspendedGroupRows(profile), realm);
+      this.tenantGroups.set(group, Promise.resolve());
+      sessions = await this.radius.openSessionsInGroup(group);
+    } catch (error) {
+      throw new DriverError(`radius-sql: ${(error as Error).message}`, true);
+    }
+    return {
+      sessions: sessions.length,
+      disconnect: await this.reach(tenantId, sessions, 'Disconnect-Request', []),
+    };
+  }
+
   close(): Promise<void> {
     return this.radius.close();
   }
 
+  /** The service's tenant's suspended group, written from its settings if it has no rows yet (once per process). */
+  private async ensureTenantGroup(service: Service): Promise<void> {
+    const group = suspendedGroupOf(service.radiusUsername);
+    let ready = this.tenantGroups.get(group);
+    if (!ready) {
+      ready = (async () => {
+        const profile =
+          (await this.dynamic.suspension?.(service.tenantId)) ?? DEFAULT_SUSPENSION_PROFILE;
+        await this.radius.ensureGroup(group, suspendedGroupRows(profile));
+      })().catch((error: unknown) => {
+        this.tenantGroups.delete(group);
+        throw error;
+      });
+      this.tenantGroups.set(group, ready);
+    }
+    await ready;
+  }
+
   /** Sends the request to the NAS of every open session; answers the worst outcome. */
   private async reach(
-    service: Service,
+    tenantId: string,
     sessions: RadiusSession[],
     code: DynamicRequestCode,
     extra: DynamicAttribute[],
@@ -182,7 +244,7 @@ export class RadiusSqlDriver implements NetworkDriver {
     }
     const outcomes: SessionOutcome[] = await Promise.all(
       sessions.map(async (session) => {
-        const nas = await this.dynamic.nasAt(service.tenantId, session.nasIp);
+        const nas = await this.dynamic.nasAt(tenantId, session.nasIp);
         if (!nas) {
           return SessionOutcome.UnknownNas;
         }
