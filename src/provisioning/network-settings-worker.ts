@@ -48,7 +48,11 @@ export class NetworkSettingsWorker extends PolledWorker {
         try {
           const tenant = await this.tenants.findByIdOrSlug(settings.tenantId);
           const realm = `${tenant?.slug ?? settings.tenantId}/`;
-          const outcome = await this.driver.suspensionChanged?.(settings.tenantId, realm, profileOf(settings));
+          const outcome = await this.driver.suspensionChanged?.(
+            settings.tenantId,
+            realm,
+            profileOf(settings),
+          );
           await this.settings.markApplied(manager, settings.tenantId, settings.version, this.clock.now());
           this.logger.log({
             msg: 'network settings applied',

@@ -33,8 +33,9 @@ export class NetworkSettingsRepository {
    * a worker that died leaves its claim to the next once the lease ends.
    */
   async claimPending(manager: EntityManager, leaseMs: number, limit: number): Promise<NetworkSettings[]> {
-    const rows: { tenant_id: string }[] = await manager.query(
-      `UPDATE network_settings SET lease_until = now() + $1 * interval '1 millisecond'
+    // TypeORM answers an UPDATE … RETURNING with [rows, affected].
+    const [rows] = await manager.query<[{ tenant_id: string }[], number]>(
+      `UPDATE network_settings SET lease_until = now() + $1::float8 * interval '1 millisecond'
         WHERE tenant_id IN (
           SELECT tenant_id FROM network_settings
            WHERE version > applied_version AND (lease_until IS NULL OR lease_until < now())
@@ -66,7 +67,7 @@ export class NetworkSettingsRepository {
   /** A failed attempt: the change is taken up again `delayMs` from now (the database's clock). */
   async retryLater(manager: EntityManager, tenantId: string, delayMs: number): Promise<void> {
     await manager.query(
-      `UPDATE network_settings SET lease_until = now() + $2 * interval '1 millisecond' WHERE tenant_id = $1`,
+      `UPDATE network_settings SET lease_until = now() + $2::float8 * interval '1 millisecond' WHERE tenant_id = $1`,
       [tenantId, delayMs],
     );
   }

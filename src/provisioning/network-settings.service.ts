@@ -69,7 +69,10 @@ export class NetworkSettingsService {
   }
 
   /** The tenant's suspension profile, as the driver writes it into the tenant's suspended group. */
-  async profile(tenantId: string, manager: EntityManager = this.dataSource.manager): Promise<SuspensionProfile> {
+  async profile(
+    tenantId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<SuspensionProfile> {
     return profileOf(await this.settings.find(manager, tenantId));
   }
 

@@ -72,13 +72,7 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     {
       provide: NETWORK_DRIVER,
       useFactory: networkDriver,
-      inject: [
-        APP_CONFIG,
-        RadiusRepository,
-        getDataSourceToken(),
-        NasRepository,
-        NetworkSettingsRepository,
-      ],
+      inject: [APP_CONFIG, RadiusRepository, getDataSourceToken(), NasRepository, NetworkSettingsRepository],
     },
     NasRepository,
     NetworkSettingsRepository,

@@ -419,7 +419,12 @@ export class RadiusRepository {
         await query(
           `INSERT INTO ${table} (groupname, attribute, op, value)
            SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
-          [group, items.map((row) => row.attribute), items.map((row) => row.op), items.map((row) => row.value)],
+          [
+            group,
+            items.map((row) => row.attribute),
+            items.map((row) => row.op),
+            items.map((row) => row.value),
+          ],
         );
       }
     }

@@ -116,6 +116,8 @@ export class RadiusSqlDriver implements NetworkDriver {
   private groupsReady: Promise<void> | null = null;
   /** The tenants' suspended groups this process made sure exist (by group name), as groupsReady. */
   private readonly tenantGroups = new Map<string, Promise<void>>();
+  /** Those whose write has finished. */
+  private readonly groupsMade = new Set<string>();
   /**
    * The orders the worker carries out side by side write their usernames in one transaction; when it fails, each is
    * written again on its own, so one bad row fails its order alone.
@@ -151,7 +153,11 @@ export class RadiusSqlDriver implements NetworkDriver {
         throw error;
       });
       await this.groupsReady;
-      if (service.status === ServiceStatus.Suspended) {
+      // Awaited only the first time: an order whose group is known joins its batch in the same turn as the others.
+      if (
+        service.status === ServiceStatus.Suspended &&
+        !this.groupsMade.has(suspendedGroupOf(service.radiusUsername))
+      ) {
         await this.ensureTenantGroup(service);
       }
       const failed = await this.writes.submit({
@@ -200,6 +206,7 @@ export class RadiusSqlDriver implements NetworkDriver {
     try {
       await this.radius.rewriteGroup(group, suspendedGroupRows(profile), realm);
       this.tenantGroups.set(group, Promise.resolve());
+      this.groupsMade.add(group);
       sessions = await this.radius.openSessionsInGroup(group);
     } catch (error) {
       throw new DriverError(`radius-sql: ${(error as Error).message}`, true);
@@ -220,9 +227,9 @@ export class RadiusSqlDriver implements NetworkDriver {
     let ready = this.tenantGroups.get(group);
     if (!ready) {
       ready = (async () => {
-        const profile =
-          (await this.dynamic.suspension?.(service.tenantId)) ?? DEFAULT_SUSPENSION_PROFILE;
+        const profile = (await this.dynamic.suspension?.(service.tenantId)) ?? DEFAULT_SUSPENSION_PROFILE;
         await this.radius.ensureGroup(group, suspendedGroupRows(profile));
+        this.groupsMade.add(group);
       })().catch((error: unknown) => {
         this.tenantGroups.delete(group);
         throw error;
