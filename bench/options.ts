@@ -14,6 +14,8 @@ export interface Options {
   provisioningOrders: number;
   /** import.run: subscribers imported from one CSV upload (100,000; 10,000 with --quick). */
   importRows: number;
+  /** accounting.run: sessions sent through FreeRADIUS, 7 packets each (5,000; 1,000 with --quick). */
+  accountingSessions: number;
   quick: boolean;
   only: string[] | null;
   reuse: boolean;
@@ -59,6 +61,7 @@ export function parseOptions(argv: string[]): Options {
         'billing-subscribers',
         'provisioning-orders',
         'import-rows',
+        'accounting-sessions',
         'instances',
       ].includes(name)
     ) {
@@ -112,6 +115,7 @@ export function parseOptions(argv: string[]): Options {
     billingSubscribers: Math.round(positive('billing-subscribers', quick ? 10_000 : 100_000)),
     provisioningOrders: Math.round(positive('provisioning-orders', 10_000)),
     importRows: Math.round(positive('import-rows', quick ? 10_000 : 100_000)),
+    accountingSessions: Math.round(positive('accounting-sessions', quick ? 1_000 : 5_000)),
     only: text('only')?.split(',') ?? null,
     reuse: flags.has('reuse'),
     cpuProf: flags.has('cpu-prof'),
