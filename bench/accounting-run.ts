@@ -75,14 +75,64 @@ function replay(radclient: string, file: string, port: number): number {
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
+type Status = 'Start' | 'Interim-Update' | 'Stop';
+const INTERIMS = 5;
+
+/** One phase's packets as radclient reads them (attribute lines, a blank line between packets), in a file. */
+function phaseFile(file: string, run: string, sessions: number, statusType: Status, step: number): string {
+  const text = Array.from(
+    { length: sessions },
+    (_, i) =>
+      `Acct-Status-Type = ${statusType}\nUser-Name = "bench-acct-${run}/u${i}"\n` +
+      `Acct-Session-Id = "${run}-${i}"\nNAS-IP-Address = 127.0.0.1\nNAS-Port = ${i % 65_536}\n` +
+      `Framed-IP-Address = 100.64.${Math.floor(i / 250) % 256}.${(i % 250) + 1}\n` +
+      `Acct-Session-Time = ${step * 300}\nAcct-Input-Octets = ${step * 1_000_000}\n` +
+      `Acct-Output-Octets = ${step * 5_000_000}\n`,
+  ).join('\n');
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Every session in radacct once, stopped, with its last counters, and its daily usage summing to them. */
+async function verify(db: Client, run: string, sessions: number): Promise<void> {
+  const { rows } = await db.query<{ n: number; open: number; bytes_in: string; usage_in: string }>(
+    `SELECT count(*)::int AS n, count(*) FILTER (WHERE acctstoptime IS NULL)::int AS open,
+            sum(acctinputoctets)::text AS bytes_in,
+            (SELECT sum(bytes_in) FROM radacct_daily_usage WHERE starts_with(username, $1))::text AS usage_in
+       FROM radacct WHERE starts_with(username, $1)`,
+    [`bench-acct-${run}/`],
+  );
+  const expectedIn = String(sessions * (INTERIMS + 1) * 1_000_000);
+  const [row] = rows;
+  if (row.n !== sessions || row.open !== 0 || row.bytes_in !== expectedIn || row.usage_in !== expectedIn) {
+    throw new Error(`accounting.run: radacct does not hold what was sent: ${JSON.stringify(row)}`);
+  }
+}
+
+/** Logs the phases and the run, and writes the result's JSON. */
+function report(result: AccountingRunResult, seconds: number, resultsDir: string, stamp: string): void {
+  for (const entry of result.phases) {
+    log(
+      `  ${entry.phase}: ${entry.packets} packets in ${entry.seconds.toFixed(2)} s = ${entry.rowsPerS.toFixed(0)} rows/s`,
+    );
+  }
+  log(
+    `accounting.run: ${result.packets.toLocaleString('en-US')} accounting packets (${result.sessions.toLocaleString('en-US')} ` +
+      `sessions: Start, ${result.interims} Interim-Updates, Stop) through FreeRADIUS into PostgreSQL in ` +
+      `${seconds.toFixed(2)} s = ${result.rowsPerS.toFixed(0)} rows/s; baseline (a) ${result.baselineRps.toFixed(0)} ` +
+      `req/s; ratio ${result.ratio.toFixed(2)} (no target); ${result.headroom.toFixed(0)}× the steady load of 10,000 ` +
+      `subscribers with 5-minute interim updates (33/s)`,
+  );
+  writeFileSync(join(resultsDir, `accounting-run-${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
+}
+
 export async function benchAccountingRun(
   db: Client,
   databaseUrl: string,
-  embedded: boolean,
+  embedded: unknown,
   measurements: Measurement[],
-  sessions: number,
-  resultsDir: string,
-  stamp: string,
+  options: { accountingSessions: number },
+  paths: { resultsDir: string; stamp: string },
 ): Promise<AccountingRunResult | null> {
   const radclient = radclientBinary();
   if (embedded || !freeRadiusBinary() || !radclient) {
@@ -92,31 +142,22 @@ export async function benchAccountingRun(
     log(`accounting.run: skipped (${why})`);
     return null;
   }
-  const interims = 5;
+  const sessions = options.accountingSessions;
+  const { resultsDir, stamp } = paths;
   const run = Date.now().toString(36);
-  /** The packets of one phase as radclient reads them: attribute lines, a blank line between packets. */
-  const phaseText = (statusType: 'Start' | 'Interim-Update' | 'Stop', step: number) =>
-    Array.from(
-      { length: sessions },
-      (_, i) =>
-        `Acct-Status-Type = ${statusType}\nUser-Name = "bench-acct-${run}/u${i}"\n` +
-        `Acct-Session-Id = "${run}-${i}"\nNAS-IP-Address = 127.0.0.1\nNAS-Port = ${i % 65_536}\n` +
-        `Framed-IP-Address = 100.64.${Math.floor(i / 250) % 256}.${(i % 250) + 1}\n` +
-        `Acct-Session-Time = ${step * 300}\nAcct-Input-Octets = ${step * 1_000_000}\n` +
-        `Acct-Output-Octets = ${step * 5_000_000}\n`,
-    ).join('\n');
-  const plan = [
-    { phase: 'Start (INSERT)', text: phaseText('Start', 0) },
-    ...Array.from({ length: interims }, (_, k) => ({
-      phase: `Interim-Update ${k + 1} (UPDATE)`,
-      text: phaseText('Interim-Update', k + 1),
-    })),
-    { phase: 'Stop (UPDATE)', text: phaseText('Stop', interims + 1) },
-  ].map(({ phase, text }, index) => {
-    const file = join(resultsDir, `accounting-run-${stamp}-${index}.txt`);
-    writeFileSync(file, text);
-    return { phase, file };
-  });
+  const steps: [string, Status, number][] = [
+    ['Start (INSERT)', 'Start', 0],
+    ...Array.from({ length: INTERIMS }, (_, k): [string, Status, number] => [
+      `Interim-Update ${k + 1} (UPDATE)`,
+      'Interim-Update',
+      k + 1,
+    ]),
+    ['Stop (UPDATE)', 'Stop', INTERIMS + 1],
+  ];
+  const plan = steps.map(([phase, status, step], index) => ({
+    phase,
+    file: phaseFile(join(resultsDir, `accounting-run-${stamp}-${index}.txt`), run, sessions, status, step),
+  }));
   const radius = await startFreeRadius({ databaseUrl, clientSecret: SECRET, quiet: true });
   const phases: AccountingRunResult['phases'] = [];
   try {
@@ -128,32 +169,14 @@ export async function benchAccountingRun(
   } finally {
     await radius.stop();
   }
-
-  // Every session in radacct once, stopped, with its last counters; its daily usage summing to them.
-  const { rows } = await db.query<{ n: number; open: number; bytes_in: string; usage_in: string }>(
-    `SELECT count(*)::int AS n, count(*) FILTER (WHERE acctstoptime IS NULL)::int AS open,
-            sum(acctinputoctets)::text AS bytes_in,
-            (SELECT sum(bytes_in) FROM radacct_daily_usage WHERE starts_with(username, $1))::text AS usage_in
-       FROM radacct WHERE starts_with(username, $1)`,
-    [`bench-acct-${run}/`],
-  );
-  const expectedIn = String(sessions * (interims + 1) * 1_000_000);
-  if (
-    rows[0].n !== sessions ||
-    rows[0].open !== 0 ||
-    rows[0].bytes_in !== expectedIn ||
-    rows[0].usage_in !== expectedIn
-  ) {
-    throw new Error(`accounting.run: radacct does not hold what was sent: ${JSON.stringify(rows[0])}`);
-  }
-
+  await verify(db, run, sessions);
   const packets = phases.reduce((sum, entry) => sum + entry.packets, 0);
   const seconds = phases.reduce((sum, entry) => sum + entry.seconds, 0);
   const rowsPerS = packets / seconds;
   const { baselineRps, ratio } = toBaselineA(measurements, rowsPerS);
   const result: AccountingRunResult = {
     sessions,
-    interims,
+    interims: INTERIMS,
     packets,
     phases,
     rowsPerS,
@@ -161,17 +184,6 @@ export async function benchAccountingRun(
     ratio,
     headroom: rowsPerS / STEADY_LOAD,
   };
-  for (const entry of phases) {
-    log(
-      `  ${entry.phase}: ${entry.packets} packets in ${entry.seconds.toFixed(2)} s = ${entry.rowsPerS.toFixed(0)} rows/s`,
-    );
-  }
-  log(
-    `accounting.run: ${packets.toLocaleString('en-US')} accounting packets (${sessions.toLocaleString('en-US')} sessions: ` +
-      `Start, ${interims} Interim-Updates, Stop) through FreeRADIUS into PostgreSQL in ${seconds.toFixed(2)} s = ` +
-      `${rowsPerS.toFixed(0)} rows/s; baseline (a) ${baselineRps.toFixed(0)} req/s; ratio ${ratio.toFixed(2)} (no target); ` +
-      `${result.headroom.toFixed(0)}× the steady load of 10,000 subscribers with 5-minute interim updates (33/s)`,
-  );
-  writeFileSync(join(resultsDir, `accounting-run-${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  report(result, seconds, resultsDir, stamp);
   return result;
 }

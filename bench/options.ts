@@ -41,6 +41,20 @@ function benchDatabaseUrl(): string {
   return url.toString();
 }
 
+/** The options that take a value (`--rows 1000` or `--rows=1000`). */
+const VALUED_OPTIONS = [
+  'duration',
+  'warmup',
+  'connections',
+  'rows',
+  'only',
+  'billing-subscribers',
+  'provisioning-orders',
+  'import-rows',
+  'accounting-sessions',
+  'instances',
+];
+
 export function parseOptions(argv: string[]): Options {
   const flags = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
@@ -51,20 +65,7 @@ export function parseOptions(argv: string[]): Options {
     const [name, inline] = arg.slice(2).split('=', 2);
     if (['embedded', 'quick', 'reuse', 'cpu-prof'].includes(name)) {
       flags.set(name, true);
-    } else if (
-      [
-        'duration',
-        'warmup',
-        'connections',
-        'rows',
-        'only',
-        'billing-subscribers',
-        'provisioning-orders',
-        'import-rows',
-        'accounting-sessions',
-        'instances',
-      ].includes(name)
-    ) {
+    } else if (VALUED_OPTIONS.includes(name)) {
       const value = inline ?? argv[++i];
       if (value === undefined) {
         throw new Error(`--${name} needs a value`);

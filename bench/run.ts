@@ -189,15 +189,7 @@ async function main(): Promise<void> {
       await benchImportRun(server, measurements, options.importRows, resultsDir, stamp);
     }
     if (!options.only || options.only.includes('accounting.run')) {
-      await benchAccountingRun(
-        db,
-        databaseUrl,
-        Boolean(running.embedded),
-        measurements,
-        options.accountingSessions,
-        resultsDir,
-        stamp,
-      );
+      await benchAccountingRun(db, databaseUrl, running.embedded, measurements, options, paths);
     }
     if (profileDir) {
       log(`CPU profile of the server: ${profileDir} (written when it stops)`);

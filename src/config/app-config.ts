@@ -1,6 +1,9 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { type ImportsConfig, importsConfig } from './imports-config';
+import { type ProvisioningConfig, provisioningConfig } from './provisioning-config';
+
+export type { ProvisioningConfig };
 import { parseSmtpEnv, type SmtpSettings } from './smtp-settings';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
@@ -73,28 +76,6 @@ export interface AutomationConfig {
 
 export const NETWORK_DRIVERS = ['radius-sql', 'none'] as const;
 export type NetworkDriverName = (typeof NETWORK_DRIVERS)[number];
-
-export interface ProvisioningConfig {
-  /** Run the provisioning worker in this process (several instances may all run it). */
-  workerEnabled: boolean;
-  pollMs: number;
-  /** How long a claimed order is its worker's; a dead worker's order is taken up again after it. */
-  leaseMs: number;
-  /** Waits between attempts after a transient driver error; once spent, the order fails. */
-  retryDelaysS: number[];
-  /** What carries orders to the network: FreeRADIUS's SQL tables, or nothing (no network). */
-  driver: NetworkDriverName;
-  /** The database FreeRADIUS reads, when it is not the API's own. */
-  radiusDatabaseUrl: string | null;
-  /** RFC 5176 Disconnect/CoA requests: how long to wait for a NAS's answer, and how many times to send again. */
-  dynamicAuthTimeoutMs: number;
-  dynamicAuthRetries: number;
-  /** radacct's retention: closed sessions that stopped more than this many days ago are deleted (0: never). */
-  radacctRetentionDays: number;
-  /** Rows per DELETE of the retention worker, and how often it looks. */
-  radacctPruneBatchSize: number;
-  radacctPrunePollMs: number;
-}
 
 /** Bounds on waiting for the database: a stuck statement or transaction answers 503 instead of hanging requests. */
 export interface DatabaseTimeouts {
@@ -362,19 +343,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       allowInsecure: boolean(env, 'WEBHOOK_ALLOW_INSECURE', false),
     },
-    provisioning: {
-      workerEnabled: boolean(env, 'PROVISIONING_WORKER_ENABLED', true),
-      pollMs: integer(env, 'PROVISIONING_POLL_MS', 1000, 10, 60_000),
-      leaseMs: integer(env, 'PROVISIONING_LEASE_MS', 60_000, 100, 3_600_000),
-      retryDelaysS: delays(env, 'PROVISIONING_RETRY_DELAYS_S', [5, 30, 120, 600, 1800]),
-      driver: networkDriver(env),
-      radiusDatabaseUrl: url(env, 'RADIUS_DATABASE_URL', ['postgres:', 'postgresql:']),
-      dynamicAuthTimeoutMs: integer(env, 'RADIUS_COA_TIMEOUT_MS', 1000, 50, 30_000),
-      dynamicAuthRetries: integer(env, 'RADIUS_COA_RETRIES', 2, 0, 10),
-      radacctRetentionDays: integer(env, 'RADACCT_RETENTION_DAYS', 90, 0, 3650),
-      radacctPruneBatchSize: integer(env, 'RADACCT_PRUNE_BATCH_SIZE', 5000, 1, 100_000),
-      radacctPrunePollMs: integer(env, 'RADACCT_PRUNE_POLL_MS', 3_600_000, 10, 86_400_000),
-    },
+    provisioning: provisioningConfig(env, { integer, boolean, delays, url, networkDriver }),
     billing: {
       schedulerEnabled: boolean(env, 'BILLING_SCHEDULER_ENABLED', true),
       runHourUtc: integer(env, 'BILLING_RUN_HOUR_UTC', 2, 0, 23),

@@ -24,9 +24,7 @@ function worker(retentionDays: number, batchSize: number, rows: number) {
   const config = {
     provisioning: {
       workerEnabled: true,
-      radacctRetentionDays: retentionDays,
-      radacctPruneBatchSize: batchSize,
-      radacctPrunePollMs: 1000,
+      radacct: { retentionDays, pruneBatchSize: batchSize, prunePollMs: 1000 },
     },
   } as AppConfig;
   return { worker: new AccountingRetentionWorker(config, radius, new FixedClock()), calls };

@@ -24,8 +24,8 @@ export class AccountingRetentionWorker extends PolledWorker {
   }
 
   protected pollMs(): number | null {
-    const { workerEnabled, radacctRetentionDays, radacctPrunePollMs } = this.config.provisioning;
-    return workerEnabled && radacctRetentionDays > 0 ? radacctPrunePollMs : null;
+    const { workerEnabled, radacct } = this.config.provisioning;
+    return workerEnabled && radacct.retentionDays > 0 ? radacct.prunePollMs : null;
   }
 
   protected async pass(): Promise<void> {
@@ -34,16 +34,16 @@ export class AccountingRetentionWorker extends PolledWorker {
 
   /** Deletes every closed session past the retention, batch by batch; answers how many. */
   async prune(): Promise<number> {
-    const { radacctRetentionDays, radacctPruneBatchSize } = this.config.provisioning;
-    if (radacctRetentionDays === 0) {
+    const { retentionDays, pruneBatchSize } = this.config.provisioning.radacct;
+    if (retentionDays === 0) {
       return 0;
     }
-    const cutoff = new Date(this.clock.now().getTime() - radacctRetentionDays * DAY_MS);
+    const cutoff = new Date(this.clock.now().getTime() - retentionDays * DAY_MS);
     let total = 0;
     for (;;) {
-      const deleted = await this.radius.pruneAccounting(cutoff, radacctPruneBatchSize);
+      const deleted = await this.radius.pruneAccounting(cutoff, pruneBatchSize);
       total += deleted;
-      if (deleted < radacctPruneBatchSize || this.loop.stopped) {
+      if (deleted < pruneBatchSize || this.loop.stopped) {
         break;
       }
     }

@@ -1,5 +1,9 @@
 import { Pool } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import * as groups from './radius-groups.repository';
+import { LEGACY_SUSPENDED_GROUP, type RadiusGroup, suspendedGroupOf } from './radius-groups.repository';
+
+export { type RadiusGroup, suspendedGroupOf } from './radius-groups.repository';
 
 /** One attribute row of radcheck or radreply. */
 export interface RadiusAttribute {
@@ -121,22 +125,7 @@ async function insertAttributes(
  * message the NAS may log. The driver still keeps its rows, for usernames of a RADIUS_DATABASE_URL database that no
  * order or settings change has moved to their tenant's group yet.
  */
-export const SUSPENDED_GROUP = 'suspended';
-
-/**
- * The group of a tenant's suspended services, by the realm of their usernames (`<slug>/…`): `suspended:<slug>`. Its
- * rows say what a suspended login gets under the tenant's suspension mode (docs/network.md), so switching the mode
- * rewrites this group and never the usernames in it.
- */
-export function suspendedGroupOf(username: string): string {
-  return `suspended:${username.slice(0, Math.max(username.indexOf('/'), 0))}`;
-}
-
-/** A group's check and reply items (radgroupcheck, radgroupreply). */
-export interface RadiusGroup {
-  check: RadiusAttribute[];
-  reply: RadiusAttribute[];
-}
+export const SUSPENDED_GROUP = LEGACY_SUSPENDED_GROUP;
 
 /**
  * The only place FreeRADIUS's standard SQL tables (radcheck, radreply, radusergroup, radgroupcheck, radgroupreply)
@@ -223,70 +212,27 @@ export class RadiusRepository {
     });
   }
 
-  /**
-   * Writes a tenant's suspended group (`group`, `suspended:<slug>`) from `rows` only when it has no rows yet (its
-   * first suspension): a change of the tenant's settings is the NetworkSettingsWorker's to write (rewriteGroup), and a
-   * stale read of them here must never undo it.
-   */
-  async ensureGroup(group: string, rows: RadiusGroup): Promise<void> {
-    await this.transaction(async (query) => {
-      await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`radius-group:${group}`]);
-      const present = (await query(
-        `SELECT 1 FROM radgroupcheck WHERE groupname = $1 UNION ALL SELECT 1 FROM radgroupreply WHERE groupname = $1
-         LIMIT 1`,
-        [group],
-      )) as unknown[] | { rows: unknown[] };
-      if ((Array.isArray(present) ? present : present.rows).length > 0) {
-        return;
-      }
-      await this.insertGroupRows(query, group, rows);
-    });
+  /** A tenant's suspended group written from `rows` if it has none yet (its first suspension). */
+  ensureGroup(group: string, rows: RadiusGroup): Promise<void> {
+    return this.transaction((query) => groups.ensureGroup(query, group, rows));
   }
 
-  /**
-   * Rewrites a tenant's suspended group from `rows` in one transaction, and moves the tenant's usernames still in the
-   * shared legacy group (those starting with `realm`) into it: the suspended logins of the tenant get the new answer
-   * from the next Access-Request on.
-   */
-  async rewriteGroup(group: string, rows: RadiusGroup, realm: string): Promise<void> {
-    await this.transaction(async (query) => {
-      await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`radius-group:${group}`]);
-      await query('DELETE FROM radgroupcheck WHERE groupname = $1', [group]);
-      await query('DELETE FROM radgroupreply WHERE groupname = $1', [group]);
-      await this.insertGroupRows(query, group, rows);
-      await query(
-        `UPDATE radusergroup SET groupname = $1 WHERE groupname = $2 AND starts_with(username, $3)`,
-        [group, SUSPENDED_GROUP, realm],
-      );
-    });
+  /** A tenant's suspended group rewritten from `rows`, its usernames still in the legacy group moved into it. */
+  rewriteGroup(group: string, rows: RadiusGroup, realm: string): Promise<void> {
+    return this.transaction((query) => groups.rewriteGroup(query, group, rows, realm));
   }
 
   /** The open sessions (no Stop yet) of the usernames in `group`. */
   async openSessionsInGroup(group: string): Promise<RadiusSession[]> {
-    const rows = await this.read(
-      `SELECT ${SESSION_COLUMNS} FROM radacct
-        WHERE acctstoptime IS NULL AND username IN (SELECT username FROM radusergroup WHERE groupname = $1)
-        ORDER BY radacctid`,
-      [group],
-    );
-    return rows.map(sessionOf);
+    return (await this.read(groups.openSessionsInGroup(SESSION_COLUMNS), [group])).map(sessionOf);
   }
 
   /**
-   * Deletes up to `limit` closed sessions (a Stop recorded) that stopped before `cutoff`, oldest first, and answers
-   * how many: RADACCT_RETENTION_DAYS. Open sessions are never deleted, however old; their daily usage stays (it is
-   * read without radacct). Rows another instance is deleting are skipped, not waited for.
+   * Deletes up to `limit` closed sessions that stopped before `cutoff`, oldest first, and answers how many
+   * (RADACCT_RETENTION_DAYS). Open sessions are never deleted; their daily usage stays (read without radacct).
    */
   async pruneAccounting(cutoff: Date, limit: number): Promise<number> {
-    const rows = await this.read(
-      `WITH gone AS (
-         DELETE FROM radacct WHERE radacctid IN (
-           SELECT radacctid FROM radacct WHERE acctstoptime IS NOT NULL AND acctstoptime < $1
-            ORDER BY acctstoptime LIMIT $2 FOR UPDATE SKIP LOCKED)
-         RETURNING 1)
-       SELECT count(*)::int AS deleted FROM gone`,
-      [cutoff, limit],
-    );
+    const rows = await this.read(groups.PRUNE_ACCOUNTING, [cutoff, limit]);
     return Number(rows[0]?.deleted ?? 0);
   }
 
@@ -341,9 +287,7 @@ export class RadiusRepository {
         );
       }
       await query('DELETE FROM nas WHERE nasname = ANY($1::text[])', [addresses]);
-      const group = suspendedGroupOf(realm);
-      await query('DELETE FROM radgroupcheck WHERE groupname = $1', [group]);
-      await query('DELETE FROM radgroupreply WHERE groupname = $1', [group]);
+      await groups.deleteGroup(query, suspendedGroupOf(realm));
     };
     if (!this.pool) {
       await work((sql, params) => manager.query(sql, params));
@@ -408,26 +352,6 @@ export class RadiusRepository {
       bytesIn: Number(row.bytes_in),
       bytesOut: Number(row.bytes_out),
     }));
-  }
-
-  private async insertGroupRows(query: Query, group: string, rows: RadiusGroup): Promise<void> {
-    for (const [table, items] of [
-      ['radgroupcheck', rows.check],
-      ['radgroupreply', rows.reply],
-    ] as const) {
-      if (items.length > 0) {
-        await query(
-          `INSERT INTO ${table} (groupname, attribute, op, value)
-           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
-          [
-            group,
-            items.map((row) => row.attribute),
-            items.map((row) => row.op),
-            items.map((row) => row.value),
-          ],
-        );
-      }
-    }
   }
 
   async close(): Promise<void> {
