@@ -165,6 +165,7 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
       keep: (data, all) => (all.nas = data.id as string),
     },
     { operationId: 'updateNas', params: (all) => ({ id: all.nas }) },
+    { operationId: 'updateNetworkSettings' },
     { operationId: 'updateAutomationRule', params: () => ({ rule: 'overdue_invoices' }) },
     { operationId: 'createWebhook', keep: (data, all) => (all.webhook = data.id as string) },
     { operationId: 'updateWebhook', params: (all) => ({ id: all.webhook }) },
