@@ -16,7 +16,7 @@ const MODE_DESCRIPTION =
   '`reject` (default): a suspended service\'s login is rejected (Access-Reject, Reply-Message "Service suspended"). ' +
   '`walled_garden`: it is accepted into a restricted profile, Mikrotik-Address-List and Filter-Id (the NAS maps them ' +
   'to a redirect to payment_page_url, also sent as WISPr-Redirection-URL); requires payment_page_url. A change is ' +
-  'carried to the network at once: the tenant\'s suspended services move to the new profile and their sessions ' +
+  "carried to the network at once: the tenant's suspended services move to the new profile and their sessions " +
   'online are disconnected, so they log in again into it (docs/network.md).';
 const URL_DESCRIPTION =
   'The https page a suspended subscriber is redirected to (to pay); required by walled_garden. null clears it.';
@@ -53,7 +53,11 @@ export class UpdateNetworkSettingsDto {
   @Matches(NAS_NAME, { message: 'walled_garden_address_list must be 1 to 64 of A-Z a-z 0-9 . _ : -' })
   walled_garden_address_list?: string;
 
-  @ApiPropertyOptional({ example: 'walled-garden', pattern: NAS_NAME.source, description: FILTER_DESCRIPTION })
+  @ApiPropertyOptional({
+    example: 'walled-garden',
+    pattern: NAS_NAME.source,
+    description: FILTER_DESCRIPTION,
+  })
   @Optional()
   @IsString()
   @Matches(NAS_NAME, { message: 'walled_garden_filter_id must be 1 to 64 of A-Z a-z 0-9 . _ : -' })
@@ -97,6 +101,11 @@ export class NetworkSettingsDto {
   })
   applied_at: string | null;
 
-  @ApiProperty({ nullable: true, type: String, format: 'date-time', description: 'null while the defaults apply.' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'null while the defaults apply.',
+  })
   updated_at: string | null;
 }

@@ -29,7 +29,11 @@ export interface NetworkDriver {
    * The tenant's suspension mode or walled garden changed (its network settings): bring its suspended services to the
    * new profile, and end their open sessions so they log in again into it. `realm` is `<tenant slug>/`. Idempotent.
    */
-  suspensionChanged?(tenantId: string, realm: string, profile: SuspensionProfile): Promise<SuspensionChangeOutcome>;
+  suspensionChanged?(
+    tenantId: string,
+    realm: string,
+    profile: SuspensionProfile,
+  ): Promise<SuspensionChangeOutcome>;
   close?(): Promise<void>;
 }
 
