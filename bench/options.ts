@@ -14,6 +14,8 @@ export interface Options {
   provisioningOrders: number;
   /** import.run: subscribers imported from one CSV upload (100,000; 10,000 with --quick). */
   importRows: number;
+  /** accounting.run: sessions sent through FreeRADIUS, 7 packets each (5,000; 1,000 with --quick). */
+  accountingSessions: number;
   quick: boolean;
   only: string[] | null;
   reuse: boolean;
@@ -39,6 +41,20 @@ function benchDatabaseUrl(): string {
   return url.toString();
 }
 
+/** The options that take a value (`--rows 1000` or `--rows=1000`). */
+const VALUED_OPTIONS = [
+  'duration',
+  'warmup',
+  'connections',
+  'rows',
+  'only',
+  'billing-subscribers',
+  'provisioning-orders',
+  'import-rows',
+  'accounting-sessions',
+  'instances',
+];
+
 export function parseOptions(argv: string[]): Options {
   const flags = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
@@ -49,19 +65,7 @@ export function parseOptions(argv: string[]): Options {
     const [name, inline] = arg.slice(2).split('=', 2);
     if (['embedded', 'quick', 'reuse', 'cpu-prof'].includes(name)) {
       flags.set(name, true);
-    } else if (
-      [
-        'duration',
-        'warmup',
-        'connections',
-        'rows',
-        'only',
-        'billing-subscribers',
-        'provisioning-orders',
-        'import-rows',
-        'instances',
-      ].includes(name)
-    ) {
+    } else if (VALUED_OPTIONS.includes(name)) {
       const value = inline ?? argv[++i];
       if (value === undefined) {
         throw new Error(`--${name} needs a value`);
@@ -112,6 +116,7 @@ export function parseOptions(argv: string[]): Options {
     billingSubscribers: Math.round(positive('billing-subscribers', quick ? 10_000 : 100_000)),
     provisioningOrders: Math.round(positive('provisioning-orders', 10_000)),
     importRows: Math.round(positive('import-rows', quick ? 10_000 : 100_000)),
+    accountingSessions: Math.round(positive('accounting-sessions', quick ? 1_000 : 5_000)),
     only: text('only')?.split(',') ?? null,
     reuse: flags.has('reuse'),
     cpuProf: flags.has('cpu-prof'),

@@ -18,7 +18,9 @@
  * pdfkit document (a ratio, no target). Then exports.memory (bench/exports-memory.ts): the server's peak RSS
  * streaming the subscribers CSV of 10,000 rows, then of every seeded row, and the difference (issue #35's target:
  * within 20 MB); then import.run (bench/import-run.ts): one CSV upload of 100,000 new subscribers (--import-rows)
- * imported by the worker, as rows/s against baseline (a)'s requests/s (target ≥ 0.5, issue #35).
+ * imported by the worker, as rows/s against baseline (a)'s requests/s (target ≥ 0.5, issue #35). Last,
+ * accounting.run (bench/accounting-run.ts, PostgreSQL with FreeRADIUS installed only): 5,000 sessions
+ * (--accounting-sessions) of Start, 5 Interim-Updates and Stop through a real FreeRADIUS into radacct, as rows/s.
  *
  * The database is wiped at the start: BENCH_DATABASE_URL, else database `bench` on DATABASE_URL's server, else
  * postgres://postgres@127.0.0.1:5432/bench (created when missing).
@@ -30,10 +32,11 @@
  *   --rows <n>          subscribers and events to seed (1,000,000; 100,000 with --embedded or --quick)
  *   --quick             smoke run: 3 s, 1 s warm-up, 64 connections, fewer cases, 100,000 rows
  *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run,
- *                       provisioning.run, reports and import.run included)
+ *                       provisioning.run, reports, import.run and accounting.run included)
  *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
  *   --provisioning-orders <n>  orders the provisioning.run case carries out (10,000)
  *   --import-rows <n>  subscribers the import.run case imports from one CSV (100,000; 10,000 with --quick)
+ *   --accounting-sessions <n>  sessions the accounting.run case sends through FreeRADIUS (5,000; 1,000 with --quick)
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
  *   --cpu-prof          profile the server under test (.cpuprofile under bench/results/profiles/)
  *   --instances <n>     n server processes on the same database, autocannon's connections spread over them
@@ -55,6 +58,7 @@ import { benchImportRun } from './import-run';
 import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
 import { benchExportsMemory, EXPORTS_MEMORY_CASE } from './exports-memory';
 import { benchProvisioningRun } from './provisioning-run';
+import { benchAccountingRun } from './accounting-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
 import {
@@ -183,6 +187,9 @@ async function main(): Promise<void> {
     }
     if (!options.only || options.only.includes('import.run')) {
       await benchImportRun(server, measurements, options.importRows, resultsDir, stamp);
+    }
+    if (!options.only || options.only.includes('accounting.run')) {
+      await benchAccountingRun(db, databaseUrl, running.embedded, measurements, options, paths);
     }
     if (profileDir) {
       log(`CPU profile of the server: ${profileDir} (written when it stops)`);

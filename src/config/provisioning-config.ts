@@ -1,4 +1,5 @@
 import type { NetworkDriverName } from './app-config';
+import { type RadacctConfig, radacctConfig } from './radacct-config';
 
 type Env = Record<string, string | undefined>;
 
@@ -28,9 +29,11 @@ export interface ProvisioningConfig {
   dynamicAuthRetries: number;
   /** How often the data cap worker measures the capped services' usage (docs/network.md, "Data caps"). */
   dataCapPollMs: number;
+  /** radacct's retention (RADACCT_*; docs/network.md, "Accounting at scale"). */
+  radacct: RadacctConfig;
 }
 
-/** The provisioning worker, the network driver and the data cap worker (docs/network.md). */
+/** The provisioning worker, the network driver, the data cap worker and radacct's retention (docs/network.md). */
 export function provisioningConfig(env: Env, read: Readers): ProvisioningConfig {
   const { integer, boolean, delays, url, networkDriver } = read;
   return {
@@ -43,5 +46,6 @@ export function provisioningConfig(env: Env, read: Readers): ProvisioningConfig 
     dynamicAuthTimeoutMs: integer(env, 'RADIUS_COA_TIMEOUT_MS', 1000, 50, 30_000),
     dynamicAuthRetries: integer(env, 'RADIUS_COA_RETRIES', 2, 0, 10),
     dataCapPollMs: integer(env, 'DATA_CAP_POLL_MS', 60_000, 10, 3_600_000),
+    radacct: radacctConfig(env, integer),
   };
 }

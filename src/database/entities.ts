@@ -31,6 +31,7 @@ import { Subscriber } from '../subscribers/subscriber.entity';
 import { NasDevice, ProvisioningOrder, Service, ServicePlan } from '../provisioning/provisioning.entity';
 import { IpAllocation, IpPool } from '../provisioning/ipam/ip-pool.entity';
 import { ServiceTopUp, ServiceUsagePeriod } from '../provisioning/data-caps/data-cap.entity';
+import { NetworkSettings } from '../provisioning/network-settings.entity';
 import {
   Ticket,
   TicketComment,
@@ -85,6 +86,7 @@ export const ENTITIES = [
   IpAllocation,
   ServiceUsagePeriod,
   ServiceTopUp,
+  NetworkSettings,
   ImportJob,
   ImportRow,
   ImportRowError,

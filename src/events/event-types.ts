@@ -87,6 +87,8 @@ export const EVENT_TYPES = {
     'An IP pool was created; a static IPv4 pool adopting live services’ addresses emits service.updated for each.',
   'ip_pool.updated': 'An IP pool was changed; data.changed_fields names the fields.',
   'ip_pool.deleted': 'An IP pool was deleted (it held no address and no live service was linked to it).',
+  'network_settings.updated':
+    "The tenant's suspension mode or walled garden (GET /network-settings) was changed; data.changed_fields names the fields.",
   'webhook.created': 'A webhook subscription was registered.',
   'webhook.updated':
     'A webhook subscription was changed through the API (url, events, description or enabled).',

@@ -3,6 +3,7 @@ import type { Tx } from '../database/transaction-runner';
 import { TenantsService } from '../gateway';
 import { IpPoolsRepository } from './ipam/ip-pools.repository';
 import { NasRepository } from './nas.repository';
+import { NetworkSettingsRepository } from './network-settings.repository';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { RadiusRepository } from './radius.repository';
 import { ServicePlansRepository } from './service-plans.repository';
@@ -10,8 +11,9 @@ import { ServicesRepository } from './services.repository';
 import { DataCapsRepository } from './data-caps/data-caps.repository';
 
 /**
- * Deletes a test tenant's provisioning orders, services, plans, IP pools and NASes, and what FreeRADIUS holds of them: the rows
- * of its usernames (`<slug>/…`) and its NAS clients (its test clock is deleted, docs/test-clocks.md).
+ * Deletes a test tenant's provisioning orders, services, plans, IP pools, NASes and network settings, and what
+ * FreeRADIUS holds of them: the rows of its usernames (`<slug>/…`), its suspended group and its NAS clients (its test
+ * clock is deleted, docs/test-clocks.md).
  */
 @Injectable()
 export class ProvisioningPurge {
@@ -24,6 +26,7 @@ export class ProvisioningPurge {
     private readonly radius: RadiusRepository,
     private readonly pools: IpPoolsRepository,
     private readonly caps: DataCapsRepository,
+    private readonly networkSettings: NetworkSettingsRepository,
   ) {}
 
   async purgeTenant(tx: Tx, tenantId: string): Promise<void> {
@@ -37,6 +40,7 @@ export class ProvisioningPurge {
     await this.pools.purgeTenant(manager, tenantId);
     await this.plans.purgeTenant(manager, tenantId);
     const addresses = await this.nas.purgeTenant(manager, tenantId);
+    await this.networkSettings.purgeTenant(manager, tenantId);
     // A service's username is `<tenant slug>/<pppoe_username>` (docs/network.md): the realm takes any left behind.
     await this.radius.purge(manager, `${tenant?.slug ?? tenantId}/`, usernames, addresses);
   }

@@ -16,6 +16,12 @@ import { NasRepository } from './nas.repository';
 import { NasService } from './nas.service';
 import { NetworkSessionsController } from './network-sessions.controller';
 import { NetworkSessionsService } from './network-sessions.service';
+import { AccountingRetentionWorker } from './accounting-retention-worker';
+import { NetworkSettingsController } from './network-settings.controller';
+import { NetworkSettingsRepository } from './network-settings.repository';
+import { NetworkSettingsService } from './network-settings.service';
+import { NetworkSettingsWorker } from './network-settings-worker';
+import { profileOf } from './network/suspension-profile';
 import { ProvisioningOrdersController } from './provisioning-orders.controller';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
 import { ProvisioningOrdersService } from './provisioning-orders.service';
@@ -41,12 +47,14 @@ function networkDriver(
   radius: RadiusRepository,
   dataSource: DataSource,
   nas: NasRepository,
+  settings: NetworkSettingsRepository,
 ): NetworkDriver {
   if (config.provisioning.driver === 'none') {
     return new NoNetworkDriver();
   }
   return new RadiusSqlDriver(radius, {
     nasAt: (tenantId, ip) => nas.findByIp(dataSource.manager, tenantId, ip),
+    suspension: async (tenantId) => profileOf(await settings.find(dataSource.manager, tenantId)),
     timeoutMs: config.provisioning.dynamicAuthTimeoutMs,
     retries: config.provisioning.dynamicAuthRetries,
   });
@@ -67,18 +75,23 @@ function radiusRepository(config: AppConfig, dataSource: DataSource): RadiusRepo
     NetworkSessionsController,
     IpPoolsController,
     DataCapsController,
+    NetworkSettingsController,
   ],
   providers: [
     { provide: RadiusRepository, useFactory: radiusRepository, inject: [APP_CONFIG, getDataSourceToken()] },
     {
       provide: NETWORK_DRIVER,
       useFactory: networkDriver,
-      inject: [APP_CONFIG, RadiusRepository, getDataSourceToken(), NasRepository],
+      inject: [APP_CONFIG, RadiusRepository, getDataSourceToken(), NasRepository, NetworkSettingsRepository],
     },
     NasRepository,
     IpPoolsRepository,
     IpPoolsService,
     IpAssignments,
+    NetworkSettingsRepository,
+    NetworkSettingsService,
+    NetworkSettingsWorker,
+    AccountingRetentionWorker,
     ServiceLifecycle,
     NasService,
     NetworkSessionsService,

@@ -1,58 +1,19 @@
 import { Pool } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import * as groups from './radius-groups.repository';
+import { LEGACY_SUSPENDED_GROUP, type RadiusGroup, suspendedGroupOf } from './radius-groups.repository';
+import type { RadiusAttribute, RadiusClient, RadiusSession, RadiusUser, SessionWindow } from './radius-types';
 
-/** One attribute row of radcheck or radreply. */
-export interface RadiusAttribute {
-  attribute: string;
-  op: string;
-  value: string;
-}
-
-/** What FreeRADIUS should know of one username: nothing (absent), or its check and reply items and groups. */
-export interface RadiusUser {
-  check: RadiusAttribute[];
-  reply: RadiusAttribute[];
-  groups: string[];
-}
+export { type RadiusGroup, suspendedGroupOf } from './radius-groups.repository';
+export type { RadiusAttribute, RadiusClient, RadiusSession, RadiusUser, SessionWindow } from './radius-types';
 
 type Query = (sql: string, params: unknown[]) => Promise<unknown>;
-
-/** A client of FreeRADIUS in its `nas` table (keyed by address); `null` removes it. */
-export interface RadiusClient {
-  shortname: string;
-  type: string;
-  secret: string;
-  description: string;
-}
-
-/** One accounting session of radacct, as the API reads it. */
-export interface RadiusSession {
-  radacctId: string;
-  acctSessionId: string;
-  username: string;
-  nasIp: string;
-  framedIp: string | null;
-  startedAt: Date | null;
-  updatedAt: Date | null;
-  stoppedAt: Date | null;
-  sessionTimeS: number | null;
-  bytesIn: number;
-  bytesOut: number;
-  terminateCause: string | null;
-}
-
-/** Which of a username's sessions belong to one service: those started while it existed (usernames are reused). */
-export interface SessionWindow {
-  username: string;
-  from: Date;
-  until: Date | null;
-}
 
 const SESSION_COLUMNS = `radacctid::text AS radacct_id, acctsessionid, username, host(nasipaddress) AS nas_ip,
   host(framedipaddress) AS framed_ip, acctstarttime, acctupdatetime, acctstoptime, acctsessiontime,
   coalesce(acctinputoctets, 0)::text AS bytes_in, coalesce(acctoutputoctets, 0)::text AS bytes_out, acctterminatecause`;
 
-/** The radacct rows (alias `r`) of a window ($1 username, $2 from, $3 until or null), by their start. */
+/** The radacct (or radacct_daily_usage) rows (alias `r`) of a window ($1 username, $2 from, $3 until or null), by their start. */
 const IN_WINDOW = `r.username = $1 AND r.acctstarttime >= $2 AND ($3::timestamptz IS NULL OR r.acctstarttime <= $3)`;
 
 function sessionOf(row: Record<string, unknown>): RadiusSession {
@@ -116,8 +77,12 @@ async function insertAttributes(
   );
 }
 
-/** The group a suspended service is put in: FreeRADIUS rejects its logins, with a message the NAS may log. */
-export const SUSPENDED_GROUP = 'suspended';
+/**
+ * The group suspended services were put in before issue 33, for every tenant: FreeRADIUS rejects its logins, with a
+ * message the NAS may log. The driver still keeps its rows, for usernames of a RADIUS_DATABASE_URL database that no
+ * order or settings change has moved to their tenant's group yet.
+ */
+export const SUSPENDED_GROUP = LEGACY_SUSPENDED_GROUP;
 
 /**
  * The only place FreeRADIUS's standard SQL tables (radcheck, radreply, radusergroup, radgroupcheck, radgroupreply)
@@ -204,6 +169,30 @@ export class RadiusRepository {
     });
   }
 
+  /** A tenant's suspended group written from `rows` if it has none yet (its first suspension). */
+  ensureGroup(group: string, rows: RadiusGroup): Promise<void> {
+    return this.transaction((query) => groups.ensureGroup(query, group, rows));
+  }
+
+  /** A tenant's suspended group rewritten from `rows`, its usernames still in the legacy group moved into it. */
+  rewriteGroup(group: string, rows: RadiusGroup, realm: string): Promise<void> {
+    return this.transaction((query) => groups.rewriteGroup(query, group, rows, realm));
+  }
+
+  /** The open sessions (no Stop yet) of the usernames in `group`. */
+  async openSessionsInGroup(group: string): Promise<RadiusSession[]> {
+    return (await this.read(groups.openSessionsInGroup(SESSION_COLUMNS), [group])).map(sessionOf);
+  }
+
+  /**
+   * Deletes up to `limit` closed sessions that stopped before `cutoff`, oldest first, and answers how many
+   * (RADACCT_RETENTION_DAYS). Open sessions are never deleted; their daily usage stays (read without radacct).
+   */
+  async pruneAccounting(cutoff: Date, limit: number): Promise<number> {
+    const rows = await this.read(groups.PRUNE_ACCOUNTING, [cutoff, limit]);
+    return Number(rows[0]?.deleted ?? 0);
+  }
+
   /**
    * Rewrites FreeRADIUS's client row of `address` (and removes the one of `previousAddress`, an address changed).
    * In the API's own database it is written in the caller's transaction, so the registry and FreeRADIUS's table
@@ -248,18 +237,14 @@ export class RadiusRepository {
   ): Promise<void> {
     const work = async (query: Query) => {
       const params = [realm, usernames];
-      await query(
-        `DELETE FROM radacct_daily_usage WHERE radacctid IN (
-           SELECT radacctid FROM radacct WHERE starts_with(username, $1) OR username = ANY($2::text[]))`,
-        params,
-      );
-      for (const table of ['radcheck', 'radreply', 'radusergroup', 'radacct']) {
+      for (const table of ['radacct_daily_usage', 'radcheck', 'radreply', 'radusergroup', 'radacct']) {
         await query(
           `DELETE FROM ${table} WHERE starts_with(username, $1) OR username = ANY($2::text[])`,
           params,
         );
       }
       await query('DELETE FROM nas WHERE nasname = ANY($1::text[])', [addresses]);
+      await groups.deleteGroup(query, suspendedGroupOf(realm));
     };
     if (!this.pool) {
       await work((sql, params) => manager.query(sql, params));
@@ -303,17 +288,20 @@ export class RadiusRepository {
     return rows.map(sessionOf);
   }
 
-  /** A window's octets per UTC day in [from, to] (days without traffic absent), from radacct_daily_usage. */
+  /**
+   * A window's octets per UTC day in [from, to] (days without traffic absent), from radacct_daily_usage alone: each
+   * row carries its session's username and start, so the usage outlives the sessions radacct's retention prunes.
+   */
   async dailyUsage(
     window: SessionWindow,
     from: string,
     to: string,
   ): Promise<{ day: string; bytesIn: number; bytesOut: number }[]> {
     const rows = await this.read(
-      `SELECT to_char(u.day, 'YYYY-MM-DD') AS day, sum(u.bytes_in)::text AS bytes_in, sum(u.bytes_out)::text AS bytes_out
-         FROM radacct_daily_usage u JOIN radacct r ON r.radacctid = u.radacctid
-        WHERE ${IN_WINDOW} AND u.day BETWEEN $4::date AND $5::date
-        GROUP BY u.day ORDER BY u.day`,
+      `SELECT to_char(r.day, 'YYYY-MM-DD') AS day, sum(r.bytes_in)::text AS bytes_in, sum(r.bytes_out)::text AS bytes_out
+         FROM radacct_daily_usage r
+        WHERE ${IN_WINDOW} AND r.day BETWEEN $4::date AND $5::date
+        GROUP BY r.day ORDER BY r.day`,
       [window.username, window.from, window.until, from, to],
     );
     return rows.map((row) => ({

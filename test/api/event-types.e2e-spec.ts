@@ -52,6 +52,7 @@ const EMITTED = [
   'ticket.status_changed',
   'ticket.comment_added',
   'ticket_settings.updated',
+  'network_settings.updated',
   'service_plan.created',
   'service_plan.updated',
   'service.created',

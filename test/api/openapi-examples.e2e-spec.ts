@@ -169,6 +169,7 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     { operationId: 'updateNas', params: (all) => ({ id: all.nas }) },
     { operationId: 'createIpPool', keep: (data, all) => (all.ipPool = data.id as string) },
     { operationId: 'updateIpPool', params: (all) => ({ id: all.ipPool }) },
+    { operationId: 'updateNetworkSettings' },
     { operationId: 'updateAutomationRule', params: () => ({ rule: 'overdue_invoices' }) },
     { operationId: 'createWebhook', keep: (data, all) => (all.webhook = data.id as string) },
     { operationId: 'updateWebhook', params: (all) => ({ id: all.webhook }) },

@@ -144,7 +144,7 @@ describe('Automation: dunning', () => {
       automationActor('service_follows_subscriber'),
     );
     expect(await rowsOf(t, service.radius_username)).toEqual(
-      expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan),
+      expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan, null, service.radius_username),
     );
 
     // More sweeps, more days: still one overdue event, one suspension.
@@ -217,7 +217,7 @@ describe('Automation: dunning', () => {
     await subscriberBecomes(t, isp.token, subscriber.id, 'suspended');
     await serviceBecomes(t, isp.token, service.id, 'suspended');
     expect(await rowsOf(t, service.radius_username)).toEqual(
-      expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan),
+      expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan, null, service.radius_username),
     );
 
     for (const later of [4, 5, 10]) {
@@ -322,7 +322,7 @@ describe('Automation: dunning', () => {
       expect((await getService(t, isp.token, service.id)).status).toBe('suspended');
       expect(await orderLog(isp.token, service.id)).toEqual(['activate completed', 'suspend completed']);
       expect(await rowsOf(t, service.radius_username)).toEqual(
-        expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan),
+        expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan, null, service.radius_username),
       );
     },
   );
@@ -355,7 +355,7 @@ describe('Automation: dunning', () => {
     });
     expect(await orderLog(isp.token, service.id)).toEqual(['activate completed', 'suspend completed']);
     expect(await rowsOf(t, service.radius_username)).toEqual(
-      expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan),
+      expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan, null, service.radius_username),
     );
 
     // The rest: active again, resumed.
@@ -524,7 +524,7 @@ describe('Automation: dunning', () => {
         automationActor('service_follows_subscriber'),
       );
       expect(await rowsOf(t, service.radius_username)).toEqual(
-        expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan),
+        expectedRows('suspended', DEFAULT_PPPOE_PASSWORD, plan, null, service.radius_username),
       );
     } finally {
       if (!released) {

@@ -144,23 +144,24 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
       });
     });
 
-    it('should keep only the password of a suspended service and put it in the suspended group, which rejects', async () => {
+    it("should keep only the password of a suspended service and put it in its tenant's suspended group, which rejects", async () => {
       const { service, password } = await activeService(basic, { static_ipv4: freshIp() });
       expect((await act(service.id, { action: 'suspend', reason: 'non_payment' })).status).toBe('suspended');
+      const group = `suspended:${isp.slug}`;
       expect(await rowsOf(t, service.radius_username)).toEqual({
         check: [{ attribute: 'Cleartext-Password', op: ':=', value: password }],
         reply: [],
-        groups: [{ groupname: 'suspended', priority: 0 }],
+        groups: [{ groupname: group, priority: 0 }],
       });
       expect(
-        await t.dataSource.query(
-          `SELECT attribute, op, value FROM radgroupcheck WHERE groupname = 'suspended'`,
-        ),
+        await t.dataSource.query(`SELECT attribute, op, value FROM radgroupcheck WHERE groupname = $1`, [
+          group,
+        ]),
       ).toEqual([{ attribute: 'Auth-Type', op: ':=', value: 'Reject' }]);
       expect(
-        await t.dataSource.query(
-          `SELECT attribute, op, value FROM radgroupreply WHERE groupname = 'suspended'`,
-        ),
+        await t.dataSource.query(`SELECT attribute, op, value FROM radgroupreply WHERE groupname = $1`, [
+          group,
+        ]),
       ).toEqual([{ attribute: 'Reply-Message', op: ':=', value: 'Service suspended' }]);
     });
 
@@ -195,7 +196,7 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
       const changed = await act(service.id, { action: 'change_plan', plan_id: fast.id });
       expect(changed).toMatchObject({ status: 'suspended', plan_id: fast.id });
       expect(await rowsOf(t, service.radius_username)).toEqual(
-        expectedRows('suspended', password, fast, null),
+        expectedRows('suspended', password, fast, null, service.radius_username),
       );
       await act(service.id, { action: 'resume' });
       expect(await rowsOf(t, service.radius_username)).toEqual(expectedRows('active', password, fast, null));
@@ -221,7 +222,7 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
       const password = uniquePassword('suspended');
       await modify(service.id, { pppoe_password: password, static_ipv4: freshIp() });
       expect(await rowsOf(t, service.radius_username)).toEqual(
-        expectedRows('suspended', password, basic, null),
+        expectedRows('suspended', password, basic, null, service.radius_username),
       );
     });
 
@@ -293,7 +294,7 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
 
       await act(mine.service.id, { action: 'suspend' });
       expect(await rowsOf(t, mine.service.radius_username)).toEqual(
-        expectedRows('suspended', mine.password, mine.plan, null),
+        expectedRows('suspended', mine.password, mine.plan, null, mine.service.radius_username),
       );
       expect(await rowsOf(t, theirs.service.radius_username)).toEqual(
         expectedRows('active', theirs.password, theirs.plan, null),
@@ -368,7 +369,13 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
       }
       for (const entry of lines) {
         expect(await rowsOf(t, entry.service.radiusUsername)).toEqual(
-          expectedRows(entry.service.status as Status, entry.password, basic, entry.service.staticIpv4),
+          expectedRows(
+            entry.service.status as Status,
+            entry.password,
+            basic,
+            entry.service.staticIpv4,
+            entry.service.radiusUsername,
+          ),
         );
       }
     });
@@ -381,7 +388,7 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
       };
       await Promise.all([apply(first), apply(second)]);
       expect(await rowsOf(t, first.service.radiusUsername)).toEqual(
-        expectedRows('suspended', first.password, basic, null),
+        expectedRows('suspended', first.password, basic, null, first.service.radiusUsername),
       );
     });
 
@@ -397,7 +404,13 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
       expect(await rowsOf(t, bad.service.radiusUsername)).toEqual(NO_ROWS);
       for (const entry of good) {
         expect(await rowsOf(t, entry.service.radiusUsername)).toEqual(
-          expectedRows(entry.service.status as Status, entry.password, basic, null),
+          expectedRows(
+            entry.service.status as Status,
+            entry.password,
+            basic,
+            null,
+            entry.service.radiusUsername,
+          ),
         );
       }
     });
@@ -584,7 +597,13 @@ describe('Provisioning: RADIUS rows (radius-sql)', () => {
             });
             const plan = plans.find((candidate) => candidate.id === service.plan_id)!;
             expect(await rowsOf(t, service.radius_username)).toEqual(
-              expectedRows(service.status as Status, model.password, plan, service.static_ipv4),
+              expectedRows(
+                service.status as Status,
+                model.password,
+                plan,
+                service.static_ipv4,
+                service.radius_username,
+              ),
             );
           }
         }),

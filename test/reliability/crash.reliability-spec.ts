@@ -462,7 +462,12 @@ function startBurst(burst: Burst, world: World): Promise<void> {
 
 /** The rows one application of the service's last order leaves (docs/network.md). */
 function expectedRows(service: Service, password: string | undefined) {
-  return expectedRadiusLines(service.status === 'suspended' ? 'suspended' : 'active', password, PLAN);
+  return expectedRadiusLines(
+    service.status === 'suspended' ? 'suspended' : 'active',
+    password,
+    PLAN,
+    service.radius_username.split('/')[0],
+  );
 }
 
 /** The ids a 2xx answer of a stream names (the record it made, and its order for a service). */

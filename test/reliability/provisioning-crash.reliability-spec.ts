@@ -114,7 +114,12 @@ async function subjectsOf(url: string, token: string, type: string): Promise<str
 
 /** What radius-sql must leave for an active service of PLAN without a static address. */
 function activeRows(service: Service) {
-  return expectedRadiusLines('active', passwordOf(service.radius_username.split('/')[1]), PLAN);
+  return expectedRadiusLines(
+    'active',
+    passwordOf(service.radius_username.split('/')[1]),
+    PLAN,
+    service.radius_username.split('/')[0],
+  );
 }
 
 describe('Provisioning orders across a crash and across instances', () => {

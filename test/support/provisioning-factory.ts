@@ -257,6 +257,7 @@ export function expectedRows(
   password: string,
   plan: Pick<ServicePlan, 'download_kbps' | 'upload_kbps'>,
   staticIpv4: string | null = null,
+  username?: string,
 ): RadiusRows {
   const check = [{ attribute: 'Cleartext-Password', op: ':=', value: password }];
   switch (status) {
@@ -276,7 +277,17 @@ export function expectedRows(
         groups: [],
       };
     case 'suspended':
-      return { check, reply: [], groups: [{ groupname: 'suspended', priority: 0 }] };
+      // The group of the username's tenant, `suspended:<slug>` (the realm of `<slug>/<pppoe_username>`).
+      if (!username) {
+        throw new Error(
+          'expectedRows: a suspended service needs its radius_username (its group is its tenant’s)',
+        );
+      }
+      return {
+        check,
+        reply: [],
+        groups: [{ groupname: `suspended:${username.split('/')[0]}`, priority: 0 }],
+      };
     case 'pending':
     case 'terminated':
       return { check: [], reply: [], groups: [] };

@@ -88,10 +88,11 @@ export function expectedRadiusLines(
   status: 'active' | 'suspended',
   password: string | undefined,
   plan: { download_kbps: number; upload_kbps: number },
+  tenantSlug: string,
 ): RadiusRowsByUsername[string] {
   const check = [`Cleartext-Password := ${password}`];
   if (status === 'suspended') {
-    return { check, reply: [], groups: ['suspended : 0'] };
+    return { check, reply: [], groups: [`suspended:${tenantSlug} : 0`] };
   }
   return {
     check,

@@ -173,6 +173,11 @@ const FAMILIES: Record<string, Family> = {
   provisioning_order: { name: 'ProvisioningOrderEventPayload', object: 'OrderDto' },
   nas: { name: 'NasEventPayload', object: 'NasDto', details: { changed_fields: CHANGED_FIELDS } },
   ip_pool: { name: 'IpPoolEventPayload', object: 'IpPoolDto', details: { changed_fields: CHANGED_FIELDS } },
+  network_settings: {
+    name: 'NetworkSettingsEventPayload',
+    object: 'NetworkSettingsDto',
+    details: { changed_fields: CHANGED_FIELDS },
+  },
   webhook: { name: 'WebhookEventPayload', object: 'WebhookDto' },
   test_clock: { name: 'TestClockEventPayload', object: 'TestClockDto' },
   notification: { name: 'NotificationEventPayload', object: 'NotificationDto' },

@@ -33,6 +33,7 @@ import { MrrSeries1796680000000 } from './1796680000000-MrrSeries';
 import { RevenueDays1796680000100 } from './1796680000100-RevenueDays';
 import { IpPools1796700000000 } from './1796700000000-IpPools';
 import { DataCapsAndBurst1796710000000 } from './1796710000000-DataCapsAndBurst';
+import { WalledGardenAndAccountingRetention1796720000000 } from './1796720000000-WalledGardenAndAccountingRetention';
 import { AgingKeptAsData1796730000000 } from './1796730000000-AgingKeptAsData';
 
 /** Every migration, in order. A new migration file is added here too. */
@@ -72,5 +73,6 @@ export const MIGRATIONS = [
   RevenueDays1796680000100,
   IpPools1796700000000,
   DataCapsAndBurst1796710000000,
+  WalledGardenAndAccountingRetention1796720000000,
   AgingKeptAsData1796730000000,
 ];

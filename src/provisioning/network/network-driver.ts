@@ -1,4 +1,5 @@
 import type { ProvisioningOrder, Service, ServicePlan, SessionOutcome } from '../provisioning.entity';
+import type { SuspensionProfile } from './suspension-profile';
 
 /** What an order did to the service's open sessions (RFC 5176), recorded on the order. */
 export interface DriverOutcome {
@@ -17,6 +18,13 @@ export interface ServicePools {
 
 export const NO_POOLS: ServicePools = { framedPool: null, delegatedPrefixPool: null };
 
+/** What a change of a tenant's suspension profile did to its suspended subscribers online (RFC 5176). */
+export interface SuspensionChangeOutcome {
+  /** The open sessions of the tenant's suspended usernames. */
+  sessions: number;
+  disconnect: SessionOutcome;
+}
+
 /** Nest's token for the configured driver (NETWORK_DRIVER). */
 export const NETWORK_DRIVER = Symbol('NETWORK_DRIVER');
 
@@ -33,6 +41,15 @@ export interface NetworkDriver {
     plan: ServicePlan,
     pools?: ServicePools,
   ): Promise<DriverOutcome | void>;
+  /**
+   * The tenant's suspension mode or walled garden changed (its network settings): bring its suspended services to the
+   * new profile, and end their open sessions so they log in again into it. `realm` is `<tenant slug>/`. Idempotent.
+   */
+  suspensionChanged?(
+    tenantId: string,
+    realm: string,
+    profile: SuspensionProfile,
+  ): Promise<SuspensionChangeOutcome>;
   close?(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import { NasDevice, ProvisioningOrder, Service, ServicePlan, SessionOutcome } from '../provisioning.entity';
-import type { RadiusRepository, RadiusSession, RadiusUser } from '../radius.repository';
+import type { RadiusGroup, RadiusRepository, RadiusSession, RadiusUser } from '../radius.repository';
 import { CapState, OrderAction, ServiceStatus } from '../service-status';
 import { DriverError } from './network-driver';
 import { type DynamicAuthorization, RadiusSqlDriver, radiusUser } from './radius-sql.driver';
@@ -38,11 +38,11 @@ describe('radiusUser', () => {
     expect(user.reply.at(-1)).toEqual({ attribute: 'Framed-IP-Address', op: ':=', value: '100.64.0.7' });
   });
 
-  it('should put a suspended service in the suspended group, with no rate and no address', () => {
+  it("should put a suspended service in its tenant's suspended group, with no rate and no address", () => {
     expect(radiusUser(service(ServiceStatus.Suspended, { staticIpv4: '100.64.0.7' }), PLAN)).toEqual({
       check: [{ attribute: 'Cleartext-Password', op: ':=', value: 's3cret' }],
       reply: [],
-      groups: ['suspended'],
+      groups: ['suspended:acme'],
     });
   });
 
@@ -104,10 +104,15 @@ describe('radiusUser', () => {
 /** A RADIUS database in memory: what was written, the open sessions, and the failures asked for. */
 function fakeRadius(options: { sessions?: RadiusSession[]; failBatch?: boolean; failUser?: string } = {}) {
   const written = new Map<string, RadiusUser | null>();
+  const tenantGroups: { group: string; rows: RadiusGroup }[] = [];
   const calls = { groups: 0, batches: 0, sessions: 0 };
   const radius = {
     ensureSuspendedGroup: () => {
       calls.groups += 1;
+      return Promise.resolve();
+    },
+    ensureGroup: (group: string, rows: RadiusGroup) => {
+      tenantGroups.push({ group, rows });
       return Promise.resolve();
     },
     rewriteMany: (entries: { username: string; user: RadiusUser | null }[]) => {
@@ -131,7 +136,7 @@ function fakeRadius(options: { sessions?: RadiusSession[]; failBatch?: boolean; 
     },
     close: () => Promise.resolve(),
   } as unknown as RadiusRepository;
-  return { radius, written, calls };
+  return { radius, written, calls, tenantGroups };
 }
 
 const NO_NAS: DynamicAuthorization = {
@@ -164,7 +169,48 @@ describe('RadiusSqlDriver', () => {
       PLAN,
     );
     expect(outcome).toEqual({ disconnect: SessionOutcome.NoSession });
-    expect(written.get('acme/alice')?.groups).toEqual(['suspended']);
+    expect(written.get('acme/alice')?.groups).toEqual(['suspended:acme']);
+  });
+
+  it("should make the tenant's suspended group from its settings once per process, rejecting by default", async () => {
+    const { radius, tenantGroups } = fakeRadius();
+    const rejecting = new RadiusSqlDriver(radius, NO_NAS);
+    for (const radiusUsername of ['acme/a', 'acme/b']) {
+      await rejecting.apply(
+        order(OrderAction.Suspend),
+        service(ServiceStatus.Suspended, { radiusUsername }),
+        PLAN,
+      );
+    }
+    expect(tenantGroups).toEqual([
+      {
+        group: 'suspended:acme',
+        rows: {
+          check: [{ attribute: 'Auth-Type', op: ':=', value: 'Reject' }],
+          reply: [{ attribute: 'Reply-Message', op: ':=', value: 'Service suspended' }],
+        },
+      },
+    ]);
+
+    const walled = new RadiusSqlDriver(radius, {
+      ...NO_NAS,
+      suspension: () =>
+        Promise.resolve({
+          mode: 'walled_garden',
+          paymentPageUrl: 'https://pay.example/x',
+          addressList: 'unpaid',
+          filterId: 'redirect',
+        }),
+    });
+    await walled.apply(order(OrderAction.Suspend), service(ServiceStatus.Suspended), PLAN);
+    expect(tenantGroups[1].rows).toEqual({
+      check: [],
+      reply: [
+        { attribute: 'Mikrotik-Address-List', op: ':=', value: 'unpaid' },
+        { attribute: 'Filter-Id', op: ':=', value: 'redirect' },
+        { attribute: 'WISPr-Redirection-URL', op: ':=', value: 'https://pay.example/x' },
+      ],
+    });
   });
 
   it('should remove a terminated service and record a session on an unregistered NAS', async () => {

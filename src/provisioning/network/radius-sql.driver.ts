@@ -8,7 +8,12 @@ import {
   type Service,
   type ServicePlan,
 } from '../provisioning.entity';
-import { RadiusRepository, SUSPENDED_GROUP, type RadiusSession, type RadiusUser } from '../radius.repository';
+import {
+  RadiusRepository,
+  suspendedGroupOf,
+  type RadiusSession,
+  type RadiusUser,
+} from '../radius.repository';
 import { CapState, ServiceStatus } from '../service-status';
 import { sendDynamicRequest, type DynamicAttribute, type DynamicRequestCode } from './dynamic-authorization';
 import { addressReply } from '../ipam/radius-addressing';
@@ -18,7 +23,9 @@ import {
   type NetworkDriver,
   NO_POOLS,
   type ServicePools,
+  type SuspensionChangeOutcome,
 } from './network-driver';
+import { DEFAULT_SUSPENSION_PROFILE, type SuspensionProfile, suspendedGroupRows } from './suspension-profile';
 
 /**
  * The rate a service gets in the MikroTik and WISPr attributes (WISPr in bit/s), as radreply and a CoA-Request carry
@@ -61,8 +68,9 @@ export const CAP_BLOCKED_MESSAGE = 'Data cap reached';
 /**
  * What FreeRADIUS's SQL module should read for a service (docs/network.md): an active service logs in with its
  * password and gets its plan's rate (MikroTik and WISPr attributes) and its addresses (a static address, a delegated
- * prefix, or the dynamic pools the NAS picks them from); a suspended one is put in
- * the `suspended` group, whose check item rejects it; a pending or terminated one has no rows at all.
+ * prefix, or the dynamic pools the NAS picks them from); a suspended one is put in its tenant's suspended group
+ * (`suspended:<slug>`), whose rows reject it or accept it into the walled garden by the tenant's suspension mode; a
+ * pending or terminated one has no rows at all.
  */
 export function radiusUser(
   service: Service,
@@ -89,7 +97,7 @@ export function radiusUser(
         groups: [],
       };
     case ServiceStatus.Suspended:
-      return { check: [password], reply: [], groups: [SUSPENDED_GROUP] };
+      return { check: [password], reply: [], groups: [suspendedGroupOf(service.radiusUsername)] };
     case ServiceStatus.Pending:
     case ServiceStatus.Terminated:
       return null;
@@ -116,6 +124,8 @@ function coaRate(service: Service, plan: ServicePlan): DynamicAttribute[] {
 export interface DynamicAuthorization {
   /** The service's tenant's registered NAS at the address a session runs on. */
   nasAt(tenantId: string, ip: string): Promise<NasDevice | null>;
+  /** The tenant's suspension mode and walled garden (its network settings); the default rejects. */
+  suspension?(tenantId: string): Promise<SuspensionProfile>;
   timeoutMs: number;
   retries: number;
 }
@@ -149,6 +159,10 @@ export class RadiusSqlDriver implements NetworkDriver {
   private readonly logger = new Logger('RadiusSqlDriver');
   /** Written once per process, by the first order; the orders beside it wait for that write rather than repeat it. */
   private groupsReady: Promise<void> | null = null;
+  /** The tenants' suspended groups this process made sure exist (by group name), as groupsReady. */
+  private readonly tenantGroups = new Map<string, Promise<void>>();
+  /** Those whose write has finished. */
+  private readonly groupsMade = new Set<string>();
   /**
    * The orders the worker carries out side by side write their usernames in one transaction; when it fails, each is
    * written again on its own, so one bad row fails its order alone.
@@ -189,6 +203,13 @@ export class RadiusSqlDriver implements NetworkDriver {
         throw error;
       });
       await this.groupsReady;
+      // Awaited only the first time: an order whose group is known joins its batch in the same turn as the others.
+      if (
+        service.status === ServiceStatus.Suspended &&
+        !this.groupsMade.has(suspendedGroupOf(service.radiusUsername))
+      ) {
+        await this.ensureTenantGroup(service);
+      }
       const failed = await this.writes.submit({
         username: service.radiusUsername,
         user: radiusUser(service, plan, pools),
@@ -208,13 +229,13 @@ export class RadiusSqlDriver implements NetworkDriver {
       case OrderAction.Suspend:
       case OrderAction.Terminate:
       case OrderAction.CapBlock:
-        return { disconnect: await this.reach(service, sessions, 'Disconnect-Request', []) };
+        return { disconnect: await this.reach(service.tenantId, sessions, 'Disconnect-Request', []) };
       case OrderAction.ChangePlan:
       case OrderAction.CapThrottle:
       case OrderAction.CapRestore:
         // The rate the service has now (its new plan's, its throttle rate, or its own again), burst included.
         return {
-          coa: await this.reach(service, sessions, 'CoA-Request', coaRate(service, plan)),
+          coa: await this.reach(service.tenantId, sessions, 'CoA-Request', coaRate(service, plan)),
         };
       case OrderAction.Activate:
       case OrderAction.Resume:
@@ -224,13 +245,57 @@ export class RadiusSqlDriver implements NetworkDriver {
     }
   }
 
+  /**
+   * The tenant's suspension mode or walled garden changed: its suspended group is rewritten from `profile` (and the
+   * tenant's usernames still in the legacy shared group moved into it), then every open session of a username in the
+   * group is sent a Disconnect-Request, so the subscriber logs in again into the new profile. Idempotent.
+   */
+  async suspensionChanged(
+    tenantId: string,
+    realm: string,
+    profile: SuspensionProfile,
+  ): Promise<SuspensionChangeOutcome> {
+    const group = suspendedGroupOf(realm);
+    let sessions: RadiusSession[];
+    try {
+      await this.radius.rewriteGroup(group, suspendedGroupRows(profile), realm);
+      this.tenantGroups.set(group, Promise.resolve());
+      this.groupsMade.add(group);
+      sessions = await this.radius.openSessionsInGroup(group);
+    } catch (error) {
+      throw new DriverError(`radius-sql: ${(error as Error).message}`, true);
+    }
+    return {
+      sessions: sessions.length,
+      disconnect: await this.reach(tenantId, sessions, 'Disconnect-Request', []),
+    };
+  }
+
   close(): Promise<void> {
     return this.radius.close();
   }
 
+  /** The service's tenant's suspended group, written from its settings if it has no rows yet (once per process). */
+  private async ensureTenantGroup(service: Service): Promise<void> {
+    const group = suspendedGroupOf(service.radiusUsername);
+    let ready = this.tenantGroups.get(group);
+    if (!ready) {
+      ready = (async () => {
+        const profile = (await this.dynamic.suspension?.(service.tenantId)) ?? DEFAULT_SUSPENSION_PROFILE;
+        await this.radius.ensureGroup(group, suspendedGroupRows(profile));
+        this.groupsMade.add(group);
+      })().catch((error: unknown) => {
+        this.tenantGroups.delete(group);
+        throw error;
+      });
+      this.tenantGroups.set(group, ready);
+    }
+    await ready;
+  }
+
   /** Sends the request to the NAS of every open session; answers the worst outcome. */
   private async reach(
-    service: Service,
+    tenantId: string,
     sessions: RadiusSession[],
     code: DynamicRequestCode,
     extra: DynamicAttribute[],
@@ -240,7 +305,7 @@ export class RadiusSqlDriver implements NetworkDriver {
     }
     const outcomes: SessionOutcome[] = await Promise.all(
       sessions.map(async (session) => {
-        const nas = await this.dynamic.nasAt(service.tenantId, session.nasIp);
+        const nas = await this.dynamic.nasAt(tenantId, session.nasIp);
         if (!nas) {
           return SessionOutcome.UnknownNas;
         }

@@ -26,6 +26,8 @@ export interface FreeRadiusOptions {
   databaseUrl: string;
   /** Secret of the one static client, 127.0.0.1 (clients.conf). */
   clientSecret: string;
+  /** Without -x: no line per step of each request (the bench's accounting run, bench/accounting-run.ts). */
+  quiet?: boolean;
 }
 
 /** The stock PostgreSQL queries of Debian's FreeRADIUS 3 package (users, groups, NAS clients, radacct). */
@@ -69,7 +71,7 @@ export async function startFreeRadius(options: FreeRadiusOptions): Promise<FreeR
     const dir = await mkdtemp(join(tmpdir(), 'isp-freeradius-'));
     await writeRaddb(dir, { ...options, authPort, acctPort });
     try {
-      return await run(binary, dir, authPort, acctPort, options.clientSecret);
+      return await run(binary, dir, authPort, acctPort, options.clientSecret, options.quiet ?? false);
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       if (!(error instanceof PortTakenError) || attempt === START_ATTEMPTS) {
@@ -89,11 +91,12 @@ async function run(
   authPort: number,
   acctPort: number,
   clientSecret: string,
+  quiet: boolean,
 ): Promise<FreeRadius> {
   // -f: stay in the foreground; -l stdout: log there; -x: one line per step of each request (its attributes, the
   // sections run, why pap said no): what a failing test needs, at no measurable cost. -X would add the whole parsed
   // config and force a single thread.
-  const child: ChildProcess = spawn(binary, ['-f', '-l', 'stdout', '-x', '-d', dir], {
+  const child: ChildProcess = spawn(binary, ['-f', '-l', 'stdout', ...(quiet ? [] : ['-x']), '-d', dir], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
