@@ -128,6 +128,7 @@ import { BillingPurge } from './billing-purge';
   exports: [
     BillingDocuments,
     InvoicesService,
+    CreditNotesService,
     TransactionsService,
     OpeningBalanceImportsService,
     LedgerService,

@@ -32,6 +32,8 @@ export const ID_PREFIXES = [
   'nat',
   'imp',
   'clk',
+  'pin',
+  'pss',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

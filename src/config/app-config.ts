@@ -46,6 +46,18 @@ export interface AppConfig {
   notifications: NotificationConfig;
   /** A tenant's own mail server may be a private, loopback or link-local address (MAIL_ALLOW_PRIVATE). */
   mailAllowPrivate: boolean;
+  portal: PortalConfig;
+}
+
+/** Subscriber-scoped access (docs/portal.md). */
+export interface PortalConfig {
+  /** The page an invite link opens (`?invite=<code>` is appended); null: invites carry the code alone. */
+  url: string | null;
+  inviteTtlS: number;
+  sessionTtlS: number;
+  /** Sign-in attempts per IP in one window. */
+  signInMaxPerIp: number;
+  signInWindowS: number;
 }
 
 export interface BillingConfig {
@@ -389,6 +401,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     mail: mail(env),
     mailAllowPrivate: boolean(env, 'MAIL_ALLOW_PRIVATE', false),
+    portal: {
+      url: url(env, 'PORTAL_URL', ['http:', 'https:']),
+      inviteTtlS: integer(env, 'PORTAL_INVITE_TTL_S', 7 * 86_400, 60, 90 * 86_400),
+      sessionTtlS: integer(env, 'PORTAL_SESSION_TTL_S', 12 * 3600, 60, 30 * 86_400),
+      signInMaxPerIp: integer(env, 'PORTAL_SIGN_IN_MAX_PER_IP', 30, 1, 100_000),
+      signInWindowS: integer(env, 'PORTAL_SIGN_IN_WINDOW_S', 900, 1, 86_400),
+    },
   };
 }
 

@@ -31,6 +31,7 @@ import { TestClocks1796640000000 } from './1796640000000-TestClocks';
 import { ImportKinds1796650000000 } from './1796650000000-ImportKinds';
 import { MrrSeries1796680000000 } from './1796680000000-MrrSeries';
 import { RevenueDays1796680000100 } from './1796680000100-RevenueDays';
+import { PortalAccess1796740000000 } from './1796740000000-PortalAccess';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   ImportKinds1796650000000,
   MrrSeries1796680000000,
   RevenueDays1796680000100,
+  PortalAccess1796740000000,
 ];
