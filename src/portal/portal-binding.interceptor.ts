@@ -43,7 +43,9 @@ export class PortalBindingInterceptor implements NestInterceptor {
       throw refused('operation', `may not call this endpoint (scope ${PORTAL_SCOPE})`);
     }
     const req = context.switchToHttp().getRequest<Request>();
-    return from(this.bind(rule, req, auth.tenantId, auth.portal.subscriberId)).pipe(switchMap(() => next.handle()));
+    return from(this.bind(rule, req, auth.tenantId, auth.portal.subscriberId)).pipe(
+      switchMap(() => next.handle()),
+    );
   }
 
   private async bind(rule: PortalRule, req: Request, tenantId: string, subscriberId: string): Promise<void> {
@@ -97,7 +99,12 @@ export class PortalBindingInterceptor implements NestInterceptor {
       query[field] = value;
     }
     // Express 5 parses req.query on every read: the forced query is set on this request for the handler's @Query().
-    Object.defineProperty(req, 'query', { value: query, configurable: true, enumerable: true, writable: true });
+    Object.defineProperty(req, 'query', {
+      value: query,
+      configurable: true,
+      enumerable: true,
+      writable: true,
+    });
   }
 
   /** Sets the body's fields; one sent with another value is 403 naming it. */
@@ -113,7 +120,11 @@ export class PortalBindingInterceptor implements NestInterceptor {
   }
 
   /** The subscriber a record belongs to, through its module's own read (404 when the tenant has no such record). */
-  private async ownerOf(kind: 'invoice' | 'credit_note' | 'service' | 'ticket', tenantId: string, id: string) {
+  private async ownerOf(
+    kind: 'invoice' | 'credit_note' | 'service' | 'ticket',
+    tenantId: string,
+    id: string,
+  ) {
     switch (kind) {
       case 'invoice':
         return (await this.invoices.getById(tenantId, id)).invoice.subscriberId;

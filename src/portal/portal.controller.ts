@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Auth, Public, RequireScopes } from '../common/auth/auth.decorators';
 import { PortalOnly } from '../common/auth/portal';
@@ -12,6 +12,7 @@ import {
   CreatePortalSessionDto,
   IssuedPortalInviteDto,
   IssuedPortalSessionDto,
+  PortalInviteDto,
   PortalSessionDto,
   PortalSessionInfoDto,
   RevokedPortalSessionsDto,
@@ -20,12 +21,13 @@ import { PortalService } from './portal.service';
 
 /** The portal's sign-in and session (docs/portal.md), and the operator's invites and revocations. */
 @ApiTags('Portal')
-@ApiBearerAuth()
+@ApiExtraModels(PortalInviteDto) // the record of portal.invite_created (webhook payloads)
 @Controller('api/v1')
 export class PortalController {
   constructor(private readonly portal: PortalService) {}
 
   @Post('subscribers/:id/portal-invites')
+  @ApiBearerAuth()
   @HttpCode(201)
   @RequireScopes('subscribers:write')
   @SkipIdempotency() // the answer holds the code, which is never stored
@@ -39,14 +41,18 @@ export class PortalController {
   })
   @ApiEnvelope(IssuedPortalInviteDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_state_transition')
-  async createPortalInvite(@Auth() auth: AuthContext, @Param('id') id: string): Promise<IssuedPortalInviteDto> {
+  async createPortalInvite(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+  ): Promise<IssuedPortalInviteDto> {
     return this.portal.invite(auth, id);
   }
 
   @Delete('subscribers/:id/portal-sessions')
+  @ApiBearerAuth()
   @RequireScopes('subscribers:write')
   @ApiOperation({
-    summary: "End every portal session of a subscriber; their tokens stop working at once",
+    summary: 'End every portal session of a subscriber; their tokens stop working at once',
     description: 'Each ended session is a portal.session_revoked event; none live answers revoked 0.',
   })
   @ApiEnvelope(RevokedPortalSessionsDto)
@@ -66,7 +72,7 @@ export class PortalController {
   @ApiOperation({
     summary: 'Sign in to the portal with an invite code: a session token bound to its subscriber',
     description:
-      'Public. The code works once (422 invalid_invite after, or when unknown or expired); attempts are limited per ' +
+      'Public. The code works once (401 invalid_invite after, or when unknown or expired); attempts are limited per ' +
       'IP (PORTAL_SIGN_IN_MAX_PER_IP per PORTAL_SIGN_IN_WINDOW_S, then 429), and a refused one counts as a failed ' +
       'authentication. The token (scope `portal`) lives PORTAL_SESSION_TTL_S (12 h) and may call only what ' +
       'docs/portal.md lists, for its own subscriber. Each sign-in is a portal.signed_in event.',
@@ -82,6 +88,7 @@ export class PortalController {
   }
 
   @Get('portal/session')
+  @ApiBearerAuth()
   @PortalOnly()
   @ApiOperation({
     summary: 'The signed-in portal session: its subscriber and what the portal shows of the tenant',
@@ -94,6 +101,7 @@ export class PortalController {
   }
 
   @Delete('portal/session')
+  @ApiBearerAuth()
   @PortalOnly()
   @ApiOperation({
     summary: 'Sign out of the portal: the session token stops working at once',

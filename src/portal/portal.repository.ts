@@ -50,7 +50,9 @@ export class PortalRepository {
     now: Date,
     sessionId: string | null,
   ): Promise<Pick<PortalSession, 'id' | 'method' | 'expiresAt' | 'createdAt'>[]> {
-    const [rows] = await manager.query<[{ id: string; method: string; expires_at: Date; created_at: Date }[], number]>(
+    const [rows] = await manager.query<
+      [{ id: string; method: string; expires_at: Date; created_at: Date }[], number]
+    >(
       `UPDATE portal_sessions SET revoked_at = $3
         WHERE tenant_id = $1 AND subscriber_id = $2 AND revoked_at IS NULL AND expires_at > $3
           AND ($4::text IS NULL OR id = $4)

@@ -55,7 +55,10 @@ export class PortalService implements PortalGate {
         throw ApiError.notFound('subscriber', subscriberId);
       }
       if (subscriber.status === SubscriberStatus.Archived) {
-        throw new ApiError('invalid_state_transition', `Subscriber ${subscriberId} is archived and read-only.`);
+        throw new ApiError(
+          'invalid_state_transition',
+          `Subscriber ${subscriberId} is archived and read-only.`,
+        );
       }
       const now = this.clock.now();
       const row: PortalInvite = {
@@ -135,7 +138,11 @@ export class PortalService implements PortalGate {
     });
     if (!session) {
       await this.abuse.recordAuthFailure(ip);
-      throw new ApiError('invalid_invite', 'The invite code is unknown, already used or expired.', 'invite_code');
+      throw new ApiError(
+        'invalid_invite',
+        'The invite code is unknown, already used or expired.',
+        'invite_code',
+      );
     }
     return { ...PortalSessionDto.from(session), token: secret, scope: PORTAL_SCOPE };
   }

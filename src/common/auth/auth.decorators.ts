@@ -30,7 +30,9 @@ export const Auth = createParamDecorator((_data: unknown, _ctx: ExecutionContext
     ...auth,
     requestId: context.requestId,
     // A portal session's writes are the subscriber's own (docs/portal.md).
-    actor: auth.portal ? { type: 'subscriber', id: auth.portal.subscriberId } : { type: 'token', id: auth.tokenId },
+    actor: auth.portal
+      ? { type: 'subscriber', id: auth.portal.subscriberId }
+      : { type: 'token', id: auth.tokenId },
     idempotency: context.idempotency,
   };
 });

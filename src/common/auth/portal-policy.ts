@@ -13,14 +13,7 @@
  * `forceQuery` set fields whatever was sent, except that a value sent that differs is 403 with that field.
  */
 export type PortalSubject =
-  | 'subscriber'
-  | 'invoice'
-  | 'credit_note'
-  | 'service'
-  | 'ticket'
-  | 'list'
-  | 'create'
-  | 'session';
+  'subscriber' | 'invoice' | 'credit_note' | 'service' | 'ticket' | 'list' | 'create' | 'session';
 
 export interface PortalRule {
   subject: PortalSubject;

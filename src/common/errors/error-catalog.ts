@@ -27,7 +27,7 @@ export const ERROR_CATALOG = {
   },
   not_found: { status: 404, description: 'No such record in this tenant.' },
   invalid_invite: {
-    status: 422,
+    status: 401,
     description: 'The portal invite code is unknown, already used or expired (docs/portal.md).',
   },
   route_not_found: { status: 404, description: 'No endpoint has this path.' },

@@ -143,7 +143,12 @@ export class AuthGuard implements CanActivate {
 
 /** RFC 6750 §3: a token lacking scope is told so, and which scope would do, in the challenge. */
 function insufficientScope(scope: string): ApiError {
-  return new ApiError('insufficient_scope', `This endpoint requires the scope ${scope.split(' ').join(', ')}.`, null, {
-    'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
-  });
+  return new ApiError(
+    'insufficient_scope',
+    `This endpoint requires the scope ${scope.split(' ').join(', ')}.`,
+    null,
+    {
+      'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
+    },
+  );
 }

@@ -30,6 +30,7 @@ export class PortalInviteDto {
 export class IssuedPortalInviteDto extends PortalInviteDto {
   @ApiProperty({
     example: 'ipi_x4Jx2Vb9mXq0M1QeQ0kq2Q6yM3nN7d0W',
+    maxLength: 100,
     description:
       'The one-time code: POST /api/v1/portal/sessions with it signs the subscriber in, once, before expires_at. ' +
       'Shown once; only its hash is kept.',
@@ -40,7 +41,9 @@ export class IssuedPortalInviteDto extends PortalInviteDto {
     type: String,
     nullable: true,
     example: 'https://portal.acme-fiber.example/?invite=ipi_x4Jx2Vb9mXq0M1QeQ0kq2Q6yM3nN7d0W',
-    description: 'The link to hand the subscriber: PORTAL_URL with ?invite=<code>; null when PORTAL_URL is unset.',
+    maxLength: 2200,
+    description:
+      'The link to hand the subscriber: PORTAL_URL with ?invite=<code>; null when PORTAL_URL is unset.',
   })
   url: string | null;
 }
@@ -73,7 +76,9 @@ export class PortalSessionDto {
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
   created_at: string;
 
-  static from(session: Pick<PortalSession, 'id' | 'subscriberId' | 'method' | 'expiresAt' | 'createdAt'>): PortalSessionDto {
+  static from(
+    session: Pick<PortalSession, 'id' | 'subscriberId' | 'method' | 'expiresAt' | 'createdAt'>,
+  ): PortalSessionDto {
     return {
       id: session.id,
       subscriber_id: session.subscriberId,
@@ -88,6 +93,7 @@ export class PortalSessionDto {
 export class IssuedPortalSessionDto extends PortalSessionDto {
   @ApiProperty({
     example: 'ipt_3q2mX0v1Yb7kR9sTzW4eN8uJ5hC6dF1gA2sD3fG4hJ5',
+    maxLength: 100,
     description:
       'The bearer token (Authorization: Bearer <token>) with scope `portal`, bound to subscriber_id. Shown once; ' +
       'only its hash is kept.',
@@ -103,7 +109,10 @@ export class PortalTenantDto {
   @ApiProperty({ example: 'ten_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   id: string;
 
-  @ApiProperty({ example: 'Acme Fiber', description: 'Its legal name when the settings give one, else its name.' })
+  @ApiProperty({
+    example: 'Acme Fiber',
+    description: 'Its legal name when the settings give one, else its name.',
+  })
   name: string;
 
   @ApiProperty({ example: 'de-DE', description: 'The locale its documents are written in.' })
@@ -118,7 +127,9 @@ export class PortalTenantDto {
   payment_instructions: string | null;
 }
 
-@ApiSchema({ description: 'The signed-in portal session: its subscriber and what the portal shows of the tenant.' })
+@ApiSchema({
+  description: 'The signed-in portal session: its subscriber and what the portal shows of the tenant.',
+})
 export class PortalSessionInfoDto extends PortalSessionDto {
   @ApiProperty({ type: PortalTenantDto })
   tenant: PortalTenantDto;
