@@ -1,6 +1,8 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { type ImportsConfig, importsConfig } from './imports-config';
+import { type PortalConfig, portalConfig } from './portal-config';
+import { type AbuseConfig, abuseConfig } from './abuse-config';
 import { parseSmtpEnv, type SmtpSettings } from './smtp-settings';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
@@ -28,7 +30,7 @@ export interface AppConfig {
   bootstrapToken: string | null;
   logLevel: LogLevel;
   rateLimit: { max: number; windowS: number };
-  abuse: { authFailuresMax: number; windowS: number; blockS: number };
+  abuse: AbuseConfig;
   /** Express' `trust proxy`: false, a hop count, or the proxies' addresses/subnets (never `true`). */
   trustProxy: TrustProxy;
   /** How long an authenticated token is remembered in-process; revocation reaches other instances within it. */
@@ -47,17 +49,6 @@ export interface AppConfig {
   /** A tenant's own mail server may be a private, loopback or link-local address (MAIL_ALLOW_PRIVATE). */
   mailAllowPrivate: boolean;
   portal: PortalConfig;
-}
-
-/** Subscriber-scoped access (docs/portal.md). */
-export interface PortalConfig {
-  /** The page an invite link opens (`?invite=<code>` is appended); null: invites carry the code alone. */
-  url: string | null;
-  inviteTtlS: number;
-  sessionTtlS: number;
-  /** Sign-in attempts per IP in one window. */
-  signInMaxPerIp: number;
-  signInWindowS: number;
 }
 
 export interface BillingConfig {
@@ -352,11 +343,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
       windowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400),
     },
-    abuse: {
-      authFailuresMax: integer(env, 'ABUSE_AUTH_FAILURES_MAX', 20, 1, 1_000_000),
-      windowS: integer(env, 'ABUSE_WINDOW_S', 300, 1, 86_400),
-      blockS: integer(env, 'ABUSE_BLOCK_S', 900, 1, 604_800),
-    },
+    abuse: abuseConfig(env, integer),
     trustProxy: trustProxy(env),
     tokenCacheTtlMs: integer(env, 'TOKEN_CACHE_TTL_MS', 5000, 0, 60_000),
     webhooks: {
@@ -401,13 +388,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     mail: mail(env),
     mailAllowPrivate: boolean(env, 'MAIL_ALLOW_PRIVATE', false),
-    portal: {
-      url: url(env, 'PORTAL_URL', ['http:', 'https:']),
-      inviteTtlS: integer(env, 'PORTAL_INVITE_TTL_S', 7 * 86_400, 60, 90 * 86_400),
-      sessionTtlS: integer(env, 'PORTAL_SESSION_TTL_S', 12 * 3600, 60, 30 * 86_400),
-      signInMaxPerIp: integer(env, 'PORTAL_SIGN_IN_MAX_PER_IP', 30, 1, 100_000),
-      signInWindowS: integer(env, 'PORTAL_SIGN_IN_WINDOW_S', 900, 1, 86_400),
-    },
+    portal: portalConfig(env, integer, url),
   };
 }
 
