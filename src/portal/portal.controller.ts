@@ -78,7 +78,7 @@ export class PortalController {
       'docs/portal.md lists, for its own subscriber. Each sign-in is a portal.signed_in event.',
   })
   @ApiEnvelope(IssuedPortalSessionDto, { status: 201 })
-  @ApiErrors(...BODY_ERRORS, 'invalid_invite', 'rate_limited', 'abuse_blocked')
+  @ApiErrors(...BODY_ERRORS, 'invalid_invite', 'rate_limited', 'abuse_blocked', 'service_unavailable')
   @ApiExampleBody(CreatePortalSessionDto, { invite_code: 'ipi_x4Jx2Vb9mXq0M1QeQ0kq2Q6yM3nN7d0W' })
   async createPortalSession(
     @Req() req: Request,

@@ -140,6 +140,11 @@ export class RevokedPortalSessionsDto {
   @ApiProperty({ example: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB' })
   subscriber_id: string;
 
-  @ApiProperty({ example: 2, minimum: 0, description: 'How many live sessions were ended now.' })
+  @ApiProperty({
+    example: 2,
+    type: 'integer',
+    minimum: 0,
+    description: 'How many live sessions were ended now.',
+  })
   revoked: number;
 }
