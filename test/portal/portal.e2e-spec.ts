@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import request, { type Response } from 'supertest';
 import { PORTAL_OPERATIONS } from '../../src/common/auth/portal-policy';
 import { OPENAPI_PATH, operations } from '../reliability/support/openapi-operations';
@@ -18,6 +19,16 @@ const PUBLIC_OPERATIONS = new Set(
     .filter((op) => JSON.stringify((op as { security?: unknown }).security) === '[{}]')
     .map((op) => (op as { operationId: string }).operationId),
 );
+
+/** Every log line the app writes, to look for secrets in. */
+class LogCapture extends Writable {
+  readonly raw: string[] = [];
+
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    this.raw.push(chunk.toString('utf8'));
+    done();
+  }
+}
 
 const SCOPES = [
   'subscribers:*',
@@ -42,6 +53,7 @@ describe('Portal: subscriber-scoped access (docs/portal.md)', () => {
   let theirs: string;
   let session: Session;
   const secrets: string[] = [];
+  const logs = new LogCapture();
 
   function invite(subscriberId: string, token = op.token) {
     return request(t.http).post(`/api/v1/subscribers/${subscriberId}/portal-invites`).set(bearer(token));
@@ -72,7 +84,7 @@ describe('Portal: subscriber-scoped access (docs/portal.md)', () => {
   });
 
   beforeAll(async () => {
-    t = await startTestApp({ TRUST_PROXY: '1' });
+    t = await startTestApp({ TRUST_PROXY: '1', LOG_LEVEL: 'info' }, { logDestination: logs });
     op = await createTenantWithToken(t, SCOPES);
     mine = (await createSubscriber(t, op.token, { email: uniqueEmail() })).id;
     theirs = (await createSubscriber(t, op.token, { email: uniqueEmail() })).id;
@@ -129,6 +141,11 @@ describe('Portal: subscriber-scoped access (docs/portal.md)', () => {
     const own = await createInvoice(t, op.token, mine);
     const other = await createInvoice(t, op.token, theirs);
     expectSuccess(await portal.get(`/api/v1/invoices/${own.id}`));
+    expectError(await portal.post(`/api/v1/invoices/${own.id}/finalize`), 403, 'insufficient_scope');
+    const pdf = await portal.get(`/api/v1/invoices/${own.id}/pdf`);
+    expect([pdf.status, pdf.headers['content-type']]).toEqual([200, 'application/pdf']);
+    expectError(await portal.get(`/api/v1/invoices/${other.id}/pdf`), 404, 'not_found');
+    expectSuccess(await portal.get(`/api/v1/subscribers/${mine}/statement`));
     expectError(await portal.get(`/api/v1/invoices/${other.id}`), 404, 'not_found');
     const list = await portal.get('/api/v1/invoices');
     expectList(list);
@@ -250,6 +267,14 @@ describe('Portal: subscriber-scoped access (docs/portal.md)', () => {
       id: mine,
     });
     expect(events.find((event) => event.data.object.id === a.id)?.actor.type).toBe('token');
+  });
+
+  it('should write no code and no token to the log', () => {
+    const everything = logs.raw.join('');
+    expect(everything).toContain('"msg":"request"');
+    for (const secret of secrets) {
+      expect(everything).not.toContain(secret);
+    }
   });
 
   it('should record invites and sign-ins as events that never hold a code or a token', async () => {
