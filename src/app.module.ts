@@ -20,6 +20,7 @@ import { AutomationModule } from './automation';
 import { ExportsModule } from './exports';
 import { ImportsModule } from './imports';
 import { TestClocksModule } from './test-clocks';
+import { PortalBindingInterceptor, PortalModule } from './portal';
 
 @Module({})
 export class AppModule {
@@ -42,6 +43,7 @@ export class AppModule {
         NotificationsModule,
         ExportsModule,
         ImportsModule,
+        PortalModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
@@ -49,6 +51,8 @@ export class AppModule {
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         // Inside the envelope (it tags `data`, never `meta`), outside idempotency (a replay carries the tag too).
         { provide: APP_INTERCEPTOR, useClass: EtagInterceptor },
+        // Outside idempotency: a portal session's request is held to its subscriber before anything, a replay included.
+        { provide: APP_INTERCEPTOR, useExisting: PortalBindingInterceptor },
         { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

@@ -207,6 +207,7 @@ describe('openapi.json', () => {
       'Events',
       'Exports',
       'Test clocks',
+      'Portal',
       'Admin',
     ]);
     const used = new Set(operations.flatMap(({ operation }) => operation.tags ?? []));

@@ -62,6 +62,10 @@ const TAGS: [name: string, description: string][] = [
     'Test clocks',
     "A test tenant's own time, moved forward by advances that carry out everything due in between (docs/test-clocks.md).",
   ],
+  [
+    'Portal',
+    'Subscriber-scoped access: invites, portal sessions bound to one subscriber, and what such a session may call (docs/portal.md).',
+  ],
   ['Admin', 'Tenants and API tokens.'],
 ];
 

@@ -134,6 +134,7 @@ import { BillingPurge } from './billing-purge';
   exports: [
     BillingDocuments,
     InvoicesService,
+    CreditNotesService,
     TransactionsService,
     OpeningBalanceImportsService,
     LedgerService,

@@ -13,6 +13,7 @@ export {
 export { LedgerEntry, LedgerEntryType, SubscriberBalance } from './ledger/ledger-entry.entity';
 export { BillingProfile } from './profiles/billing-profile.entity';
 export { InvoicesService } from './invoices/invoices.service';
+export { CreditNotesService } from './credit-notes/credit-notes.service';
 export { BillingDocuments } from './documents/billing-documents';
 export { InvoiceDto } from './invoices/dto/invoice-response.dto';
 export { ListInvoicesQueryDto } from './invoices/dto/invoice.dto';

@@ -34,6 +34,8 @@ export const ID_PREFIXES = [
   'imp',
   'clk',
   'ipp',
+  'pin',
+  'pss',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

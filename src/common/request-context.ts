@@ -4,7 +4,8 @@ import type { SqlParams } from '../database/sql-params';
 
 export interface Actor {
   /** automation: a rule acting on its own (id: the rule), docs/automation.md. */
-  type: 'token' | 'system' | 'cli' | 'automation';
+  /** subscriber: a portal session acting for its subscriber (id: the subscriber), docs/portal.md. */
+  type: 'token' | 'system' | 'cli' | 'automation' | 'subscriber';
   id: string | null;
 }
 
@@ -30,6 +31,8 @@ export interface AuthContext extends WriteScope {
   tenantId: string;
   tokenTenantId: string;
   scopes: string[];
+  /** Set for a portal session token (tokenId is then the session's id): the one subscriber it may act for. */
+  portal?: { subscriberId: string };
 }
 
 /** The scope of work no request asked for (workers, boot). */
@@ -63,7 +66,7 @@ export interface ClaimInStatement {
 
 export interface RequestContext {
   requestId: string;
-  auth?: Pick<AuthContext, 'tokenId' | 'tenantId' | 'tokenTenantId' | 'scopes'>;
+  auth?: Pick<AuthContext, 'tokenId' | 'tenantId' | 'tokenTenantId' | 'scopes' | 'portal'>;
   idempotency?: IdempotencyClaim;
   /** The write's If-Match, set by EtagInterceptor; services check it under the row lock (assertIfMatch). */
   ifMatch?: IfMatchPrecondition;

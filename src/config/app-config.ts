@@ -4,6 +4,8 @@ import { type ImportsConfig, importsConfig } from './imports-config';
 import { type ProvisioningConfig, provisioningConfig } from './provisioning-config';
 
 export type { ProvisioningConfig };
+import { type PortalConfig, portalConfig } from './portal-config';
+import { type AbuseConfig, abuseConfig } from './abuse-config';
 import { parseSmtpEnv, type SmtpSettings } from './smtp-settings';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
@@ -31,7 +33,7 @@ export interface AppConfig {
   bootstrapToken: string | null;
   logLevel: LogLevel;
   rateLimit: { max: number; windowS: number };
-  abuse: { authFailuresMax: number; windowS: number; blockS: number };
+  abuse: AbuseConfig;
   /** Express' `trust proxy`: false, a hop count, or the proxies' addresses/subnets (never `true`). */
   trustProxy: TrustProxy;
   /** How long an authenticated token is remembered in-process; revocation reaches other instances within it. */
@@ -49,6 +51,7 @@ export interface AppConfig {
   notifications: NotificationConfig;
   /** A tenant's own mail server may be a private, loopback or link-local address (MAIL_ALLOW_PRIVATE). */
   mailAllowPrivate: boolean;
+  portal: PortalConfig;
 }
 
 export interface BillingConfig {
@@ -326,11 +329,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
       windowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400),
     },
-    abuse: {
-      authFailuresMax: integer(env, 'ABUSE_AUTH_FAILURES_MAX', 20, 1, 1_000_000),
-      windowS: integer(env, 'ABUSE_WINDOW_S', 300, 1, 86_400),
-      blockS: integer(env, 'ABUSE_BLOCK_S', 900, 1, 604_800),
-    },
+    abuse: abuseConfig(env, integer),
     trustProxy: trustProxy(env),
     tokenCacheTtlMs: integer(env, 'TOKEN_CACHE_TTL_MS', 5000, 0, 60_000),
     webhooks: {
@@ -366,6 +365,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     mail: mail(env),
     mailAllowPrivate: boolean(env, 'MAIL_ALLOW_PRIVATE', false),
+    portal: portalConfig(env, integer, url),
   };
 }
 

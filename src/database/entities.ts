@@ -16,6 +16,7 @@ import { AutomationEffect, AutomationRuleSetting, EventConsumer } from '../autom
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
 import { ApiToken } from '../gateway/tokens/api-token.entity';
+import { PortalInvite, PortalSession } from '../portal/portal.entity';
 import { TestClock } from '../gateway/clocks/test-clock.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
 import { TenantSettings } from '../gateway/tenants/tenant-settings.entity';
@@ -90,4 +91,6 @@ export const ENTITIES = [
   ImportJob,
   ImportRow,
   ImportRowError,
+  PortalInvite,
+  PortalSession,
 ];

@@ -9,6 +9,12 @@ export const EVENT_TYPES = {
   'tenant.created': 'A tenant was created.',
   'token.created': 'An API token was issued (the secret is never in the event).',
   'token.revoked': 'An API token was revoked.',
+  'portal.invite_created':
+    'A one-time portal invite was made for a subscriber (docs/portal.md); its code is never in the event.',
+  'portal.signed_in':
+    'A subscriber signed in to the portal: a portal session began (its token is never in the event).',
+  'portal.session_revoked':
+    'A portal session was ended: signed out by the subscriber, or revoked by an operator (actor says which).',
   'test_clock.created': 'A test clock was created, with the test tenant it governs (docs/test-clocks.md).',
   'test_clock.advancing': 'A test clock started advancing to data.object.advance_to.',
   'test_clock.ready':

@@ -73,7 +73,7 @@ const counterStoreProvider = {
     // Then what the route does not declare: an unknown query parameter, a body sent to an operation that takes none.
     { provide: APP_GUARD, useClass: DeclaredInputGuard },
   ],
-  exports: [TenancyModule, IdempotencyService, UNROUTED_LIMITER],
+  exports: [TenancyModule, IdempotencyService, UNROUTED_LIMITER, COUNTER_STORE, AbuseService],
 })
 export class GatewayModule implements OnApplicationShutdown {
   constructor(@Inject(COUNTER_STORE) private readonly counters: CounterStore) {}

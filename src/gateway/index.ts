@@ -30,3 +30,6 @@ export { SkipIdempotency, IdempotencyInterceptor } from './idempotency/idempoten
 export { ADMIN_TOKEN_FILE, BootstrapService } from './bootstrap.service';
 export { TenancyModule } from './tenancy.module';
 export { GatewayModule } from './gateway.module';
+export { AbuseService } from './rate-limit/abuse.service';
+export { COUNTER_STORE, type CounterStore } from './rate-limit/counter-store';
+export { clientIp } from './auth/request-credentials';

@@ -176,6 +176,11 @@ export class SubscribersRepository {
   }
 
   /** The tenant's subscribers among `externalIds`, row-locked until the transaction ends. */
+  /** The tenant's subscriber with this (normalized) email, or null: emails are unique in a tenant. */
+  findByEmail(manager: EntityManager, tenantId: string, emailNormalized: string): Promise<Subscriber | null> {
+    return manager.findOneBy(Subscriber, { tenantId, emailNormalized });
+  }
+
   async lockByExternalIds(
     manager: EntityManager,
     tenantId: string,

@@ -213,6 +213,14 @@ export class SubscribersService {
     return subscriber;
   }
 
+  /** The tenant's subscriber with this email (compared as stored: case-insensitive), or null (the portal's sign-in). */
+  findByEmail(tenantId: string, email: string): Promise<Subscriber | null> {
+    const normalized = normalizeEmail(email);
+    return normalized
+      ? this.subscribers.findByEmail(this.dataSource.manager, tenantId, normalized)
+      : Promise.resolve(null);
+  }
+
   /** The tenant's subscribers among `externalIds`, row-locked in id order in the caller's transaction (an import's). */
   lockByExternalIds(
     manager: EntityManager,

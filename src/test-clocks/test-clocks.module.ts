@@ -5,6 +5,7 @@ import { EventsModule } from '../events';
 import { TenancyModule } from '../gateway';
 import { ImportsModule } from '../imports';
 import { NotificationsModule } from '../notifications';
+import { PortalModule } from '../portal';
 import { ProvisioningModule } from '../provisioning';
 import { SubscribersModule } from '../subscribers';
 import { TicketsModule } from '../tickets';
@@ -30,6 +31,7 @@ import { TestTenantPurge } from './test-tenant-purge';
     WebhooksModule,
     NotificationsModule,
     ImportsModule,
+    PortalModule,
   ],
   controllers: [TestClocksController],
   providers: [TestClocksApi, TestClockAdvancer, TestTenantPurge],

@@ -5,6 +5,7 @@ import type { Tx } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import { ImportsPurge } from '../imports';
 import { NotificationsPurge } from '../notifications';
+import { PortalPurge } from '../portal';
 import { ProvisioningPurge } from '../provisioning';
 import { SubscribersPurge } from '../subscribers';
 import { TicketsPurge } from '../tickets';
@@ -20,6 +21,7 @@ export class TestTenantPurge {
   constructor(
     private readonly webhooks: WebhooksPurge,
     private readonly notifications: NotificationsPurge,
+    private readonly portal: PortalPurge,
     private readonly imports: ImportsPurge,
     private readonly automation: AutomationPurge,
     private readonly tickets: TicketsPurge,
@@ -33,6 +35,7 @@ export class TestTenantPurge {
     // Deliveries and notifications name events; notifications, tickets, billing and services name subscribers.
     await this.webhooks.purgeTenant(tx, tenantId);
     await this.notifications.purgeTenant(tx, tenantId);
+    await this.portal.purgeTenant(tx, tenantId);
     await this.imports.purgeTenant(tx, tenantId);
     await this.automation.purgeTenant(tx, tenantId);
     await this.tickets.purgeTenant(tx, tenantId);

@@ -82,6 +82,9 @@ const EMITTED = [
   'notification.sent',
   'notification.failed',
   'notification_template.updated',
+  'portal.invite_created',
+  'portal.session_revoked',
+  'portal.signed_in',
   'notification_template.deleted',
   'notification_preferences.updated',
 ];

@@ -116,6 +116,13 @@ describe('Test clocks: DELETE (e2e)', () => {
       201,
       'comment',
     );
+    const invite = ensure(await call.post(`/subscribers/${subscriber.id}/portal-invites`), 201, 'invite');
+    ensure(
+      await request(t.http).post('/api/v1/portal/sessions').send({ invite_code: invite.body.data.code }),
+      201,
+      'portal session',
+    );
+    ensure(await call.post(`/subscribers/${subscriber.id}/portal-invites`), 201, 'second invite');
     await createWebhook(t.http, token, { url: 'https://hooks.example.net/isp', events: ['*'] });
     const nas = await createNas(t, token);
     const job = await importAndWait(
@@ -227,6 +234,8 @@ describe('Test clocks: DELETE (e2e)', () => {
         'ledger_entries',
         'nas_devices',
         'notifications',
+        'portal_invites',
+        'portal_sessions',
         'provisioning_orders',
         'service_plans',
         'services',

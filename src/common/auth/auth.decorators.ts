@@ -29,7 +29,10 @@ export const Auth = createParamDecorator((_data: unknown, _ctx: ExecutionContext
   return {
     ...auth,
     requestId: context.requestId,
-    actor: { type: 'token', id: auth.tokenId },
+    // A portal session's writes are the subscriber's own (docs/portal.md).
+    actor: auth.portal
+      ? { type: 'subscriber', id: auth.portal.subscriberId }
+      : { type: 'token', id: auth.tokenId },
     idempotency: context.idempotency,
   };
 });

@@ -26,6 +26,10 @@ export const ERROR_CATALOG = {
     description: 'X-Tenant-ID (or a token request) names a tenant the token may not act for.',
   },
   not_found: { status: 404, description: 'No such record in this tenant.' },
+  invalid_invite: {
+    status: 401,
+    description: 'The portal invite code is unknown, already used or expired (docs/portal.md).',
+  },
   route_not_found: { status: 404, description: 'No endpoint has this path.' },
   method_not_allowed: {
     status: 405,

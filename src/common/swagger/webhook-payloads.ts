@@ -42,6 +42,11 @@ const transition = (what: string): Record<string, Schema> => ({
 const FAMILIES: Record<string, Family> = {
   tenant: { name: 'TenantEventPayload', object: 'TenantResponseDto' },
   token: { name: 'TokenEventPayload', object: 'TokenResponseDto' },
+  portal: {
+    name: 'PortalEventPayload',
+    object: 'PortalSessionDto',
+    objectByType: { 'portal.invite_created': 'PortalInviteDto' },
+  },
   tenant_settings: {
     name: 'TenantSettingsEventPayload',
     object: 'TenantSettingsDto',

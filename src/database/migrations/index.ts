@@ -35,6 +35,7 @@ import { IpPools1796700000000 } from './1796700000000-IpPools';
 import { DataCapsAndBurst1796710000000 } from './1796710000000-DataCapsAndBurst';
 import { WalledGardenAndAccountingRetention1796720000000 } from './1796720000000-WalledGardenAndAccountingRetention';
 import { AgingKeptAsData1796730000000 } from './1796730000000-AgingKeptAsData';
+import { PortalAccess1796740000000 } from './1796740000000-PortalAccess';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -75,4 +76,5 @@ export const MIGRATIONS = [
   DataCapsAndBurst1796710000000,
   WalledGardenAndAccountingRetention1796720000000,
   AgingKeptAsData1796730000000,
+  PortalAccess1796740000000,
 ];

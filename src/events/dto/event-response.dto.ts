@@ -3,13 +3,15 @@ import { EventRecord } from '../event.entity';
 import { EVENT_TYPES } from '../event-types';
 
 @ApiSchema({
-  description: 'Who made a change: a token, the system, the command line, or an automation rule.',
+  description:
+    'Who made a change: a token, the system, the command line, an automation rule, or a subscriber in the portal.',
 })
 class ActorDto {
   @ApiProperty({
-    enum: ['token', 'system', 'cli', 'automation'],
+    enum: ['token', 'system', 'cli', 'automation', 'subscriber'],
     description:
-      'token: an API call; automation: a rule; system: the server itself; cli: an operator command.',
+      'token: an API call; automation: a rule; system: the server itself; cli: an operator command; subscriber: ' +
+      'the subscriber itself, through a portal session (docs/portal.md).',
   })
   type: string;
 
@@ -17,7 +19,8 @@ class ActorDto {
     nullable: true,
     type: String,
     example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
-    description: 'The token id (type token) or the rule id (type automation); null otherwise.',
+    description:
+      'The token id (type token), the rule id (type automation) or the subscriber id (type subscriber); null otherwise.',
   })
   id: string | null;
 }

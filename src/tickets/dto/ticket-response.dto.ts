@@ -23,14 +23,16 @@ export function isOverdue(ticket: Pick<Ticket, 'dueAt' | 'status'>, now: Date): 
 }
 
 @ApiSchema({
-  description: 'Who made a change: a token, the system, the command line, or an automation rule.',
+  description:
+    'Who made a change: a token, the system, the command line, an automation rule, or a subscriber in the portal.',
 })
 export class ActorDto {
   @ApiProperty({
-    enum: ['token', 'system', 'cli', 'automation'],
+    enum: ['token', 'system', 'cli', 'automation', 'subscriber'],
     example: 'token',
     description:
-      'token: an API call; automation: a rule; system: the server itself; cli: an operator command.',
+      'token: an API call; automation: a rule; system: the server itself; cli: an operator command; subscriber: ' +
+      'the subscriber itself, through a portal session (docs/portal.md).',
   })
   type: string;
 
@@ -38,7 +40,8 @@ export class ActorDto {
     example: 'tok_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
     nullable: true,
     type: String,
-    description: 'The token id (type token) or the rule id (type automation); null otherwise.',
+    description:
+      'The token id (type token), the rule id (type automation) or the subscriber id (type subscriber); null otherwise.',
   })
   id: string | null;
 }

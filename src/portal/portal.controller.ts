@@ -1,0 +1,115 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { Auth, Public, RequireScopes } from '../common/auth/auth.decorators';
+import { PortalOnly } from '../common/auth/portal';
+import { ReturnsSecret } from '../common/http/returns-secret';
+import type { AuthContext } from '../common/request-context';
+import { ApiEnvelope, ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/swagger/api-envelope';
+import { ApiExampleBody } from '../common/swagger/api-types';
+import { clientIp, SkipIdempotency } from '../gateway';
+import {
+  CreatePortalSessionDto,
+  IssuedPortalInviteDto,
+  IssuedPortalSessionDto,
+  PortalInviteDto,
+  PortalSessionDto,
+  PortalSessionInfoDto,
+  RevokedPortalSessionsDto,
+} from './dto/portal.dto';
+import { PortalService } from './portal.service';
+
+/** The portal's sign-in and session (docs/portal.md), and the operator's invites and revocations. */
+@ApiTags('Portal')
+@ApiExtraModels(PortalInviteDto) // the record of portal.invite_created (webhook payloads)
+@Controller('api/v1')
+export class PortalController {
+  constructor(private readonly portal: PortalService) {}
+
+  @Post('subscribers/:id/portal-invites')
+  @ApiBearerAuth()
+  @HttpCode(201)
+  @RequireScopes('subscribers:write')
+  @SkipIdempotency() // the answer holds the code, which is never stored
+  @ReturnsSecret()
+  @ApiOperation({
+    summary: 'Invite a subscriber to the portal: a one-time code and link, in this answer only',
+    description:
+      'Hand the link (or the code) to the subscriber through your own channel; POST /portal/sessions with the code ' +
+      'signs in once, before expires_at (PORTAL_INVITE_TTL_S, 7 days). Each invite is a portal.invite_created event, ' +
+      'which never holds the code.',
+  })
+  @ApiEnvelope(IssuedPortalInviteDto, { status: 201 })
+  @ApiErrors(...AUTH_ERRORS, 'not_found', 'invalid_state_transition')
+  async createPortalInvite(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+  ): Promise<IssuedPortalInviteDto> {
+    return this.portal.invite(auth, id);
+  }
+
+  @Delete('subscribers/:id/portal-sessions')
+  @ApiBearerAuth()
+  @RequireScopes('subscribers:write')
+  @ApiOperation({
+    summary: 'End every portal session of a subscriber; their tokens stop working at once',
+    description: 'Each ended session is a portal.session_revoked event; none live answers revoked 0.',
+  })
+  @ApiEnvelope(RevokedPortalSessionsDto)
+  @ApiErrors(...AUTH_ERRORS, 'not_found')
+  async revokePortalSessions(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+  ): Promise<RevokedPortalSessionsDto> {
+    return this.portal.revokeAll(auth, id);
+  }
+
+  @Post('portal/sessions')
+  @Public()
+  @HttpCode(201)
+  @SkipIdempotency() // the answer holds the token, which is never stored
+  @ReturnsSecret()
+  @ApiOperation({
+    summary: 'Sign in to the portal with an invite code: a session token bound to its subscriber',
+    description:
+      'Public. The code works once (401 invalid_invite after, or when unknown or expired); attempts are limited per ' +
+      'IP (PORTAL_SIGN_IN_MAX_PER_IP per PORTAL_SIGN_IN_WINDOW_S, then 429), and a refused one counts as a failed ' +
+      'authentication. The token (scope `portal`) lives PORTAL_SESSION_TTL_S (12 h) and may call only what ' +
+      'docs/portal.md lists, for its own subscriber. Each sign-in is a portal.signed_in event.',
+  })
+  @ApiEnvelope(IssuedPortalSessionDto, { status: 201 })
+  @ApiErrors(...BODY_ERRORS, 'invalid_invite', 'rate_limited', 'abuse_blocked', 'service_unavailable')
+  @ApiExampleBody(CreatePortalSessionDto, { invite_code: 'ipi_x4Jx2Vb9mXq0M1QeQ0kq2Q6yM3nN7d0W' })
+  async createPortalSession(
+    @Req() req: Request,
+    @Body() dto: CreatePortalSessionDto,
+  ): Promise<IssuedPortalSessionDto> {
+    return this.portal.signIn(dto.invite_code, clientIp(req));
+  }
+
+  @Get('portal/session')
+  @ApiBearerAuth()
+  @PortalOnly()
+  @ApiOperation({
+    summary: 'The signed-in portal session: its subscriber and what the portal shows of the tenant',
+    description: 'Needs a portal session token (an API token gets 403 insufficient_scope).',
+  })
+  @ApiEnvelope(PortalSessionInfoDto)
+  @ApiErrors(...AUTH_ERRORS)
+  async getPortalSession(@Auth() auth: AuthContext): Promise<PortalSessionInfoDto> {
+    return this.portal.info(auth);
+  }
+
+  @Delete('portal/session')
+  @ApiBearerAuth()
+  @PortalOnly()
+  @ApiOperation({
+    summary: 'Sign out of the portal: the session token stops working at once',
+    description: 'A portal.session_revoked event with the subscriber as actor.',
+  })
+  @ApiEnvelope(PortalSessionDto)
+  @ApiErrors(...AUTH_ERRORS)
+  async deletePortalSession(@Auth() auth: AuthContext): Promise<PortalSessionDto> {
+    return this.portal.signOut(auth);
+  }
+}
