@@ -32,4 +32,3 @@ export { TenancyModule } from './tenancy.module';
 export { GatewayModule } from './gateway.module';
 export { AbuseService } from './rate-limit/abuse.service';
 export { COUNTER_STORE, type CounterStore } from './rate-limit/counter-store';
-export { clientIp } from './auth/request-credentials';

@@ -73,12 +73,26 @@ describe('HTTP edges', () => {
   let t: TestApp;
   let billing: TenantWithToken;
   let operations: Operation[];
+  let portalToken: string;
+  /** The token an operation is called with: a portal session's for the portal's own session, else the admin's. */
+  const tokenFor = (operation: Operation) =>
+    operation.path === '/api/v1/portal/session' ? portalToken : t.adminToken;
 
   beforeAll(async () => {
     t = await startTestApp({ WEBHOOK_WORKER_ENABLED: 'false', WEBHOOK_ALLOW_PRIVATE: 'true' });
     await listen(t);
     billing = await createTenantWithToken(t, ['subscribers:*', 'billing:*', 'events:read']);
     operations = await operationsOf(t);
+    // The portal's own session operations answer only a portal token (any other is 403 before the input is read).
+    const subscriber = await createSubscriber(t, billing.token);
+    const invite = await request(t.http)
+      .post(`/api/v1/subscribers/${subscriber.id}/portal-invites`)
+      .set(bearer(billing.token));
+    const session = await request(t.http)
+      .post('/api/v1/portal/sessions')
+      .send({ invite_code: invite.body.data.code });
+    expectSuccess(session, 201);
+    portalToken = session.body.data.token as string;
   });
   afterAll(async () => {
     await t?.close();
@@ -137,7 +151,7 @@ describe('HTTP edges', () => {
       for (const operation of operations) {
         const res = await request(t.http)
           [operation.method](`${operation.url}?expand=everything`)
-          .set(bearer(t.adminToken));
+          .set(bearer(tokenFor(operation)));
         if (
           res.status !== 400 ||
           res.body.error?.code !== 'invalid_query' ||
@@ -158,7 +172,7 @@ describe('HTTP edges', () => {
       for (const operation of bodiless) {
         const res = await request(t.http)
           [operation.method](operation.url)
-          .set(bearer(t.adminToken))
+          .set(bearer(tokenFor(operation)))
           .send({ surprise: 1, other: 2 });
         if (
           res.status !== 400 ||

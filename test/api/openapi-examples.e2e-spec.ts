@@ -93,6 +93,13 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     },
     { operationId: 'updateSubscriber', params: (all) => ({ id: all.subscriber }) },
     { operationId: 'updateNotificationPreferences', params: (all) => ({ id: all.subscriber }) },
+    {
+      operationId: 'createPortalInvite',
+      params: (all) => ({ id: all.subscriber }),
+      keep: (data, all) => (all.inviteCode = data.code as string),
+    },
+    // The example's invite code is a made-up one: the invite just made signs in.
+    { operationId: 'createPortalSession', body: (all) => ({ invite_code: all.inviteCode }) },
     { operationId: 'changeSubscriberStatus', params: (all) => ({ id: all.subscriber }) },
     {
       operationId: 'createInvoice',
