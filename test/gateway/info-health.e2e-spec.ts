@@ -33,7 +33,13 @@ interface Operation {
 }
 
 /** Endpoints that answer without a token; every other operation must name the bearer scheme. */
-const PUBLIC_OPERATIONS = ['get /api/v1', 'get /health/live', 'get /health/ready'];
+// The portal's sign-in is public: an invite code, not a bearer token, is its credential (docs/portal.md).
+const PUBLIC_OPERATIONS = [
+  'get /api/v1',
+  'get /health/live',
+  'get /health/ready',
+  'post /api/v1/portal/sessions',
+];
 
 describe('Gateway info, health and docs', () => {
   let t: TestApp;
