@@ -321,10 +321,9 @@ export class RadiusRepository {
       return [];
     }
     const rows = await this.read(
-      `SELECT w.i, coalesce((SELECT sum(u.bytes_in + u.bytes_out)
-                 FROM radacct r JOIN radacct_daily_usage u ON u.radacctid = r.radacctid
-                WHERE r.username = w.username AND r.acctstarttime >= w.from_at
-                  AND (w.until_at IS NULL OR r.acctstarttime <= w.until_at)
+      `SELECT w.i, coalesce((SELECT sum(u.bytes_in + u.bytes_out) FROM radacct_daily_usage u
+                WHERE u.username = w.username AND u.acctstarttime >= w.from_at
+                  AND (w.until_at IS NULL OR u.acctstarttime <= w.until_at)
                   AND u.day >= w.start_day AND u.day < w.end_day), 0)::text AS bytes
          FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::date[], $5::date[])
               WITH ORDINALITY AS w(username, from_at, until_at, start_day, end_day, i)

@@ -245,6 +245,17 @@ describe('Data caps and burst (e2e)', () => {
       expect(cap.period_start).toBe(`${new Date().toISOString().slice(0, 8)}01`);
     });
 
+    it('should keep counting a closed session once radacct no longer holds it (the retention prunes radacct)', async () => {
+      const plan = await createPlan(t, isp.token, CAPPED);
+      const service = await activeService(isp.token, plan);
+      const { radacctId, start } = await startSession(service, randomLoopback());
+      const at = new Date(start.getTime() + 60_000);
+      await interim(radacctId, at, 100_000, 200_000);
+      // What AccountingRetentionWorker does to a session that stopped long ago: radacct forgets it, the days stay.
+      await t.dataSource.query(`DELETE FROM radacct WHERE radacctid = $1`, [radacctId]);
+      expect(await dataCap(isp.token, service.id)).toMatchObject({ used_bytes: 300_000 });
+    });
+
     it('should warn at 80 %, throttle at the cap with a CoA-Request, and restore after a charged top-up', async () => {
       const plan = await createPlan(t, isp.token, { ...CAPPED, ...BURST });
       const { fake, nas } = await fakeNas(isp.token);
