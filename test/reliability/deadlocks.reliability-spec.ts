@@ -247,7 +247,9 @@ describe('Deadlocks on Postgres: parallel service changes and actions on two ins
       const rad = radius[row.radius_username];
       expect(rad.check).toContain(`Cleartext-Password := ${row.pppoe_password}`);
       if (row.status === 'suspended') {
-        expect(rad).toMatchObject({ reply: [], groups: ['suspended : 0'] });
+        // The tenant's own suspended group (docs/network.md, "Suspension mode"): `suspended:<slug>`.
+        const slug = row.radius_username.split('/')[0];
+        expect(rad).toMatchObject({ reply: [], groups: [`suspended:${slug} : 0`] });
       } else if (row.static_ipv4) {
         expect(rad.reply).toContain(`Framed-IP-Address := ${row.static_ipv4.replace(/\/32$/, '')}`);
       }
