@@ -3,29 +3,24 @@ import request from 'supertest';
 import { bearer } from '../support/factories';
 import {
   createPlan,
-  createService,
-  DEFAULT_PPPOE_PASSWORD,
   type Order,
   postAction,
   type Service,
   type ServicePlan,
   waitForOrder,
 } from '../support/provisioning-factory';
-import { createSubscriber, listEvents } from '../support/subscriber-factory';
-import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from '../support/test-app';
+import { listEvents } from '../support/subscriber-factory';
+import type { TenantWithToken, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
-import { startFakeNas, type FakeNas } from './support/fake-nas';
-import { freeRadiusBinary, startFreeRadius, type FreeRadius } from './support/freeradius';
-import { accessRequest, accountingRequest, type RadiusReply } from './support/radius-client';
+import type { FakeNas } from './support/fake-nas';
+import type { RadiusReply } from './support/radius-client';
+import { RadiusLab, type TenantNetwork } from './support/radius-lab';
 
 /**
  * Issue #33 items 2 and 3 against a real FreeRADIUS 3 on the real Postgres: a plan's burst in the Access-Accept, and
  * an Interim-Update stream sent through FreeRADIUS into radacct crossing a data cap, which the API answers with a
  * CoA-Request carrying the throttle rate (or a Disconnect-Request when the plan blocks) at the fake NAS.
  */
-
-const DATABASE_URL = process.env.DATABASE_URL ?? '';
-const SECRET = 'caps-suite-nas-secret';
 
 const BURST = {
   download_kbps: 50_000,
@@ -39,53 +34,27 @@ const BURST = {
 const BURST_RATE = '10000k/50000k 20000k/80000k 8000k/40000k 16/16';
 
 describe('Data caps and burst with a real FreeRADIUS (RADIUS suite)', () => {
+  const lab = new RadiusLab();
   let t: TestApp;
-  let radius: FreeRadius;
+  let net: TenantNetwork;
   let tenant: TenantWithToken;
   let nas: FakeNas;
-  const auth = () => ({ address: '127.0.0.1', port: radius.authPort });
-  const acct = () => ({ address: '127.0.0.1', port: radius.acctPort });
-
-  function login(username: string): Promise<RadiusReply> {
-    return accessRequest({
-      server: auth(),
-      secret: SECRET,
-      source: nas.address,
-      userName: username,
-      password: DEFAULT_PPPOE_PASSWORD,
-      attributes: [['NAS-IP-Address', nas.address]],
-    });
-  }
+  const withLog = (run: () => Promise<void>) => lab.withLog(run);
+  const login = (username: string): Promise<RadiusReply> => lab.login(net, username);
+  const activeService = (plan: ServicePlan): Promise<Service> => lab.activeService(net, plan.id);
 
   /** One accounting packet from the NAS, with the session's running totals. */
-  function account(
+  const account = (
     username: string,
     sessionId: string,
     statusType: 'Start' | 'Interim-Update' | 'Stop',
     bytes: { in: number; out: number } = { in: 0, out: 0 },
-  ): Promise<RadiusReply> {
-    return accountingRequest({
-      server: acct(),
-      secret: SECRET,
-      source: nas.address,
-      statusType,
-      attributes: [
-        ['User-Name', username],
-        ['Acct-Session-Id', sessionId],
-        ['NAS-IP-Address', nas.address],
-        ['Framed-IP-Address', '100.64.8.8'],
-      ],
+  ): Promise<RadiusReply> =>
+    lab.account(net, username, sessionId, statusType, {
       inputBytes: bytes.in,
       outputBytes: bytes.out,
+      framedIp: '100.64.8.8',
     });
-  }
-
-  async function activeService(plan: ServicePlan): Promise<Service> {
-    const subscriber = await createSubscriber(t, tenant.token, { status: 'active' });
-    const { service, order } = await createService(t, tenant.token, subscriber.id, { plan_id: plan.id });
-    expect((await waitForOrder(t, tenant.token, order.id, ['completed', 'failed'])).status).toBe('completed');
-    return service;
-  }
 
   async function dataCap(service: Service): Promise<Record<string, unknown>> {
     const res = await request(t.http)
@@ -114,45 +83,15 @@ describe('Data caps and burst with a real FreeRADIUS (RADIUS suite)', () => {
   }
 
   beforeAll(async () => {
-    if (!DATABASE_URL || !freeRadiusBinary()) {
-      throw new Error('the RADIUS suite needs DATABASE_URL (a Postgres) and FreeRADIUS 3 installed');
-    }
-    t = await startTestApp({
-      PROVISIONING_POLL_MS: '50',
-      PROVISIONING_RETRY_DELAYS_S: '0.05,0.05',
-      RADIUS_COA_TIMEOUT_MS: '300',
-      RADIUS_COA_RETRIES: '1',
-      DATA_CAP_POLL_MS: '50',
-    });
-    tenant = await createTenantWithToken(t);
-    nas = await startFakeNas({ address: `127.13.${randomInt(256)}.${randomInt(2, 255)}`, secret: SECRET });
-    const res = await request(t.http)
-      .post('/api/v1/nas')
-      .set(bearer(tenant.token))
-      .send({ name: 'bng-caps', ip: nas.address, secret: SECRET, type: 'mikrotik', coa_port: nas.port });
-    expect(res.status).toBe(201);
-    radius = await startFreeRadius({ databaseUrl: DATABASE_URL, clientSecret: 'caps-static-client-secret' });
+    t = await lab.startApp({ DATA_CAP_POLL_MS: '50' });
+    net = await lab.network('caps-suite-nas-secret', 13, ['admin']);
+    ({ tenant, nas } = net);
+    await lab.startRadius('caps-static-client-secret');
   });
 
-  afterAll(async () => {
-    await radius?.stop();
-    await nas?.close();
-    await t?.close();
-  });
+  afterAll(() => lab.stop());
 
-  beforeEach(() => {
-    nas.clear();
-    nas.answer('ack');
-  });
-
-  async function withLog(run: () => Promise<void>): Promise<void> {
-    try {
-      await run();
-    } catch (error) {
-      (error as Error).message += `\n--- FreeRADIUS output (tail) ---\n${radius.log().slice(-4000)}`;
-      throw error;
-    }
-  }
+  beforeEach(() => lab.resetNases());
 
   it("should answer a plan's burst in Mikrotik-Rate-Limit and its rate in WISPr in the Access-Accept", () =>
     withLog(async () => {

@@ -1,24 +1,10 @@
-import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import * as radius from 'radius';
-import request from 'supertest';
-import { bearer } from '../support/factories';
 import { addressIn, createPool, getPool, randomIpv4Network, type IpPool } from '../support/ipam-factory';
-import {
-  createPlan,
-  createService,
-  DEFAULT_PPPOE_PASSWORD,
-  type Order,
-  postAction,
-  PROVISIONING_SCOPES,
-  type Service,
-  type ServicePlan,
-  waitForOrder,
-} from '../support/provisioning-factory';
-import { createSubscriber } from '../support/subscriber-factory';
-import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from '../support/test-app';
-import { freeRadiusBinary, startFreeRadius, type FreeRadius } from './support/freeradius';
-import { accessRequest, type RadiusReply } from './support/radius-client';
+import { createPlan, type Service, type ServicePlan } from '../support/provisioning-factory';
+import type { TestApp } from '../support/test-app';
+import type { RadiusReply } from './support/radius-client';
+import { RadiusLab, type TenantNetwork } from './support/radius-lab';
 
 // Before the first encode or decode: node-radius reads its dictionaries once (see useVendorDictionary).
 radius.add_dictionary(join(__dirname, 'support', 'rfc6911.dictionary'));
@@ -28,10 +14,6 @@ radius.add_dictionary(join(__dirname, 'support', 'rfc6911.dictionary'));
  * their logins with them: the pool's address (Framed-IP-Address), the delegated prefix (Delegated-IPv6-Prefix), and
  * a dynamic pool's name (Framed-Pool, Delegated-IPv6-Prefix-Pool).
  */
-
-const DATABASE_URL = process.env.DATABASE_URL ?? '';
-const STATIC_CLIENT_SECRET = 'static-client-secret';
-const NAS_SECRET = 'ipam-nas-secret';
 
 /** Delegated-IPv6-Prefix as it travels (RFC 4818: reserved, prefix length, the prefix's significant octets). */
 function ipv6Prefix(value: unknown): string {
@@ -49,69 +31,26 @@ function ipv6Prefix(value: unknown): string {
 }
 
 describe('IPAM with a real FreeRADIUS (RADIUS suite)', () => {
+  const lab = new RadiusLab();
   let t: TestApp;
-  let server: FreeRadius;
-  let tenant: TenantWithToken;
+  let net: TenantNetwork;
+  let tenant: TenantNetwork['tenant'];
   let plan: ServicePlan;
   let nasId: string;
-  const nasAddress = `127.3.${randomInt(256)}.${randomInt(2, 255)}`;
+  const withLog = (run: () => Promise<void>) => lab.withLog(run);
+  const activeService = (fields: Record<string, unknown>): Promise<Service> =>
+    lab.activeService(net, plan.id, fields);
+  const login = (service: Service): Promise<RadiusReply> => lab.login(net, service.radius_username);
 
   beforeAll(async () => {
-    if (!DATABASE_URL || !freeRadiusBinary()) {
-      throw new Error('the RADIUS suite needs DATABASE_URL (a Postgres) and FreeRADIUS 3 installed');
-    }
-    t = await startTestApp({ PROVISIONING_POLL_MS: '50', PROVISIONING_RETRY_DELAYS_S: '0.05,0.05' });
-    tenant = await createTenantWithToken(t, PROVISIONING_SCOPES);
+    t = await lab.startApp();
+    net = await lab.network('ipam-nas-secret', 3);
+    ({ tenant, nasId } = net);
     plan = await createPlan(t, tenant.token, { download_kbps: 100_000, upload_kbps: 20_000 });
-    // The NAS first: FreeRADIUS reads its clients (the nas table) when it starts.
-    const nas = await request(t.http)
-      .post('/api/v1/nas')
-      .set(bearer(tenant.token))
-      .send({ name: 'bng-ipam', ip: nasAddress, secret: NAS_SECRET, type: 'mikrotik' });
-    expect(nas.status).toBe(201);
-    nasId = nas.body.data.id as string;
-    server = await startFreeRadius({ databaseUrl: DATABASE_URL, clientSecret: STATIC_CLIENT_SECRET });
+    await lab.startRadius();
   });
 
-  afterAll(async () => {
-    await server?.stop();
-    await t?.close();
-  });
-
-  async function withLog(run: () => Promise<void>): Promise<void> {
-    try {
-      await run();
-    } catch (error) {
-      (error as Error).message += `\n--- FreeRADIUS output (tail) ---\n${server.log().slice(-4000)}`;
-      throw error;
-    }
-  }
-
-  async function completed(orderId: string): Promise<void> {
-    const done = await waitForOrder(t, tenant.token, orderId, ['completed', 'failed']);
-    expect({ status: done.status, error: done.last_error }).toEqual({ status: 'completed', error: null });
-  }
-
-  async function activeService(fields: Record<string, unknown>): Promise<Service> {
-    const subscriber = await createSubscriber(t, tenant.token, { status: 'active' });
-    const { service, order } = await createService(t, tenant.token, subscriber.id, {
-      plan_id: plan.id,
-      ...fields,
-    });
-    await completed(order.id);
-    return service;
-  }
-
-  function login(service: Service): Promise<RadiusReply> {
-    return accessRequest({
-      server: { address: '127.0.0.1', port: server.authPort },
-      secret: NAS_SECRET,
-      source: nasAddress,
-      userName: service.radius_username,
-      password: DEFAULT_PPPOE_PASSWORD,
-      attributes: [['NAS-IP-Address', nasAddress]],
-    });
-  }
+  afterAll(() => lab.stop());
 
   it("should answer a static pool's address and delegated prefix in the Access-Accept, and free them on termination", () =>
     withLog(async () => {
@@ -142,9 +81,7 @@ describe('IPAM with a real FreeRADIUS (RADIUS suite)', () => {
       expect(ipv6Prefix(accept.attributes['Delegated-IPv6-Prefix'])).toBe('2001:db8:7700:100::/56');
       expect(accept.attributes['Framed-Pool']).toBeUndefined();
 
-      const res = await postAction(t, tenant.token, service.id, { action: 'terminate' });
-      expect(res.status).toBe(202);
-      await completed((res.body.data as Order).id);
+      await lab.act(net, service, { action: 'terminate' });
       expect((await login(service)).code).toBe('Access-Reject');
       expect((await getPool(t, tenant.token, v4.id)).utilisation).toMatchObject({ allocated: 0, cooling: 1 });
       expect((await getPool(t, tenant.token, v6.id)).utilisation).toMatchObject({ allocated: 0, cooling: 1 });

@@ -1,33 +1,16 @@
 import { randomInt } from 'node:crypto';
 import request from 'supertest';
 import { bearer } from '../support/factories';
-import {
-  createPlan,
-  createService,
-  DEFAULT_PPPOE_PASSWORD,
-  type Order,
-  postAction,
-  PROVISIONING_SCOPES,
-  type Service,
-  type ServicePlan,
-  uniquePppoeUsername,
-  waitForOrder,
-} from '../support/provisioning-factory';
-import { createSubscriber } from '../support/subscriber-factory';
-import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from '../support/test-app';
-import { startFakeNas, type FakeNas, type ReceivedRequest } from './support/fake-nas';
-import { freeRadiusBinary, startFreeRadius, type FreeRadius } from './support/freeradius';
-import { accessRequest, accountingRequest, type RadiusReply } from './support/radius-client';
+import { createPlan, type Service, uniquePppoeUsername } from '../support/provisioning-factory';
+import type { TestApp } from '../support/test-app';
+import type { ReceivedRequest } from './support/fake-nas';
+import { RadiusLab, type TenantNetwork } from './support/radius-lab';
 
 /**
  * The network end to end with a real FreeRADIUS 3 reading the API's tables on the real Postgres: the tests drive the
  * public API, then speak RADIUS to FreeRADIUS as the NAS would (from the NAS's registered address, with its secret),
  * and play the NAS's RFC 5176 listener with a fake NAS that records what the API sends it.
  */
-
-const DATABASE_URL = process.env.DATABASE_URL ?? '';
-const STATIC_CLIENT_SECRET = 'static-client-secret';
-const loopback = (second: number) => `127.${second}.${randomInt(256)}.${randomInt(2, 255)}`;
 
 interface Session {
   id: string;
@@ -43,101 +26,19 @@ interface Session {
   bytes_out: number;
 }
 
-interface Network {
-  tenant: TenantWithToken;
-  nas: FakeNas;
-  nasId: string;
-  secret: string;
-}
-
 describe('The network with a real FreeRADIUS (RADIUS suite)', () => {
+  const lab = new RadiusLab();
   let t: TestApp;
-  let radius: FreeRadius;
-  let a: Network;
-  let b: Network;
-  const auth = () => ({ address: '127.0.0.1', port: radius.authPort });
-  const acct = () => ({ address: '127.0.0.1', port: radius.acctPort });
+  let a: TenantNetwork;
+  let b: TenantNetwork;
+  const withLog = (run: () => Promise<void>) => lab.withLog(run);
+  const activeService = (net: TenantNetwork, plan: { id: string }, overrides: Record<string, unknown> = {}) =>
+    lab.activeService(net, plan.id, overrides);
+  const act = lab.act.bind(lab);
+  const login = lab.login.bind(lab);
+  const account = lab.account.bind(lab);
 
-  /** A tenant with a fake NAS of its own, registered through the API before FreeRADIUS starts (it reads `nas` then). */
-  async function network(secret: string, second: number): Promise<Network> {
-    const tenant = await createTenantWithToken(t, PROVISIONING_SCOPES);
-    const nas = await startFakeNas({ address: loopback(second), secret });
-    const res = await request(t.http)
-      .post('/api/v1/nas')
-      .set(bearer(tenant.token))
-      .send({ name: `bng-${second}`, ip: nas.address, secret, type: 'mikrotik', coa_port: nas.port });
-    expect(res.status).toBe(201);
-    expect(JSON.stringify(res.body)).not.toContain(secret);
-    return { tenant, nas, nasId: res.body.data.id as string, secret };
-  }
-
-  async function activeService(
-    net: Network,
-    plan: ServicePlan,
-    overrides: Record<string, unknown> = {},
-  ): Promise<Service> {
-    const subscriber = await createSubscriber(t, net.tenant.token, { status: 'active' });
-    const { service, order } = await createService(t, net.tenant.token, subscriber.id, {
-      plan_id: plan.id,
-      ...overrides,
-    });
-    const done = await waitForOrder(t, net.tenant.token, order.id, ['completed', 'failed']);
-    expect(done.status).toBe('completed');
-    return service;
-  }
-
-  /** Sends an action and waits for its order to complete. */
-  async function act(net: Network, service: Service, body: Record<string, unknown>): Promise<Order> {
-    const res = await postAction(t, net.tenant.token, service.id, body);
-    expect(res.status).toBe(202);
-    const order = await waitForOrder(t, net.tenant.token, res.body.data.id as string, [
-      'completed',
-      'failed',
-    ]);
-    expect(order.status).toBe('completed');
-    return order;
-  }
-
-  /** An Access-Request from the tenant's NAS (its address and secret), as a PPPoE login. */
-  function login(net: Network, username: string, password = DEFAULT_PPPOE_PASSWORD): Promise<RadiusReply> {
-    return accessRequest({
-      server: auth(),
-      secret: net.secret,
-      source: net.nas.address,
-      userName: username,
-      password,
-      attributes: [['NAS-IP-Address', net.nas.address]],
-    });
-  }
-
-  /** Accounting from the tenant's NAS for one session. */
-  function account(
-    net: Network,
-    username: string,
-    sessionId: string,
-    statusType: 'Start' | 'Interim-Update' | 'Stop',
-    counters: { inputBytes?: number; outputBytes?: number; seconds?: number } = {},
-  ): Promise<RadiusReply> {
-    return accountingRequest({
-      server: acct(),
-      secret: net.secret,
-      source: net.nas.address,
-      statusType,
-      attributes: [
-        ['User-Name', username],
-        ['Acct-Session-Id', sessionId],
-        ['NAS-IP-Address', net.nas.address],
-        ['Framed-IP-Address', '100.64.7.9'],
-        ...(counters.seconds === undefined
-          ? []
-          : [['Acct-Session-Time', counters.seconds] as [string, number]]),
-      ],
-      inputBytes: counters.inputBytes,
-      outputBytes: counters.outputBytes,
-    });
-  }
-
-  async function sessionsOf(net: Network, service: Service): Promise<Session[]> {
+  async function sessionsOf(net: TenantNetwork, service: Service): Promise<Session[]> {
     const res = await request(t.http)
       .get(`/api/v1/services/${service.id}/sessions?limit=100`)
       .set(bearer(net.tenant.token));
@@ -146,7 +47,7 @@ describe('The network with a real FreeRADIUS (RADIUS suite)', () => {
   }
 
   /** The one request the fake NAS received (after clear()), checked for a valid Request Authenticator. */
-  async function onlyRequest(net: Network): Promise<ReceivedRequest> {
+  async function onlyRequest(net: TenantNetwork): Promise<ReceivedRequest> {
     const [received] = await net.nas.waitFor(1, 5_000);
     expect(net.nas.received).toHaveLength(1);
     expect(received.authenticatorValid).toBe(true);
@@ -154,43 +55,15 @@ describe('The network with a real FreeRADIUS (RADIUS suite)', () => {
   }
 
   beforeAll(async () => {
-    if (!DATABASE_URL || !freeRadiusBinary()) {
-      throw new Error('the RADIUS suite needs DATABASE_URL (a Postgres) and FreeRADIUS 3 installed');
-    }
-    t = await startTestApp({
-      PROVISIONING_POLL_MS: '50',
-      PROVISIONING_RETRY_DELAYS_S: '0.05,0.05',
-      RADIUS_COA_TIMEOUT_MS: '300',
-      RADIUS_COA_RETRIES: '1',
-    });
-    a = await network('tenant-a-nas-secret', 11);
-    b = await network('tenant-b-nas-secret', 12);
-    radius = await startFreeRadius({ databaseUrl: DATABASE_URL, clientSecret: STATIC_CLIENT_SECRET });
+    t = await lab.startApp();
+    a = await lab.network('tenant-a-nas-secret', 11);
+    b = await lab.network('tenant-b-nas-secret', 12);
+    await lab.startRadius();
   });
 
-  afterAll(async () => {
-    await radius?.stop();
-    await a?.nas.close();
-    await b?.nas.close();
-    await t?.close();
-  });
+  afterAll(() => lab.stop());
 
-  beforeEach(() => {
-    a.nas.clear();
-    a.nas.answer('ack');
-    b.nas.clear();
-    b.nas.answer('ack');
-  });
-
-  /** On failure, what FreeRADIUS printed helps more than the assertion alone. */
-  async function withLog(run: () => Promise<void>): Promise<void> {
-    try {
-      await run();
-    } catch (error) {
-      (error as Error).message += `\n--- FreeRADIUS output (tail) ---\n${radius.log().slice(-4000)}`;
-      throw error;
-    }
-  }
+  beforeEach(() => lab.resetNases());
 
   it("should accept an active service's login with its plan's rate and static IP, and reject a wrong password", () =>
     withLog(async () => {

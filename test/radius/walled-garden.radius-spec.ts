@@ -1,22 +1,11 @@
 import { randomInt } from 'node:crypto';
 import request from 'supertest';
 import { bearer } from '../support/factories';
-import {
-  createPlan,
-  createService,
-  DEFAULT_PPPOE_PASSWORD,
-  postAction,
-  PROVISIONING_SCOPES,
-  type Service,
-  type ServicePlan,
-  waitForOrder,
-} from '../support/provisioning-factory';
-import { createSubscriber } from '../support/subscriber-factory';
-import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from '../support/test-app';
+import { createPlan, type Service, type ServicePlan } from '../support/provisioning-factory';
+import type { TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait-for';
-import { startFakeNas, type FakeNas } from './support/fake-nas';
-import { freeRadiusBinary, startFreeRadius, type FreeRadius } from './support/freeradius';
-import { accessRequest, accountingRequest, type RadiusReply } from './support/radius-client';
+import type { RadiusReply } from './support/radius-client';
+import { RadiusLab, type TenantNetwork } from './support/radius-lab';
 
 /**
  * Issue #33 item 4 against a real FreeRADIUS 3 on the real Postgres: a tenant's suspension mode. In `reject` a
@@ -25,56 +14,26 @@ import { accessRequest, accountingRequest, type RadiusReply } from './support/ra
  * and their sessions online get a Disconnect-Request so they log in again into the new profile.
  */
 
-const DATABASE_URL = process.env.DATABASE_URL ?? '';
 const PAYMENT_PAGE = 'https://pay.example.net/suspended';
-const loopback = (second: number) => `127.${second}.${randomInt(256)}.${randomInt(2, 255)}`;
 
-interface Network {
-  tenant: TenantWithToken;
-  nas: FakeNas;
-  secret: string;
-  plan: ServicePlan;
-}
+type Network = TenantNetwork & { plan: ServicePlan };
 
 describe('Walled garden with a real FreeRADIUS (RADIUS suite)', () => {
+  const lab = new RadiusLab();
   let t: TestApp;
-  let radius: FreeRadius;
   let a: Network;
   let b: Network;
+  const withLog = (run: () => Promise<void>) => lab.withLog(run);
+  const act = lab.act.bind(lab);
+  const login = lab.login.bind(lab);
 
   async function network(secret: string, second: number): Promise<Network> {
-    const tenant = await createTenantWithToken(t, PROVISIONING_SCOPES);
-    const nas = await startFakeNas({ address: loopback(second), secret });
-    const res = await request(t.http)
-      .post('/api/v1/nas')
-      .set(bearer(tenant.token))
-      .send({ name: `bng-${second}`, ip: nas.address, secret, type: 'mikrotik', coa_port: nas.port });
-    expect(res.status).toBe(201);
-    const plan = await createPlan(t, tenant.token, { download_kbps: 100_000, upload_kbps: 20_000 });
-    return { tenant, nas, secret, plan };
+    const net = await lab.network(secret, second);
+    const plan = await createPlan(t, net.tenant.token, { download_kbps: 100_000, upload_kbps: 20_000 });
+    return { ...net, plan };
   }
 
-  async function act(net: Network, service: Service, body: Record<string, unknown>) {
-    const res = await postAction(t, net.tenant.token, service.id, body);
-    expect(res.status).toBe(202);
-    const order = await waitForOrder(t, net.tenant.token, res.body.data.id as string, [
-      'completed',
-      'failed',
-    ]);
-    expect(order.status).toBe('completed');
-    return order;
-  }
-
-  async function activeService(net: Network): Promise<Service> {
-    const subscriber = await createSubscriber(t, net.tenant.token, { status: 'active' });
-    const { service, order } = await createService(t, net.tenant.token, subscriber.id, {
-      plan_id: net.plan.id,
-    });
-    expect((await waitForOrder(t, net.tenant.token, order.id, ['completed', 'failed'])).status).toBe(
-      'completed',
-    );
-    return service;
-  }
+  const activeService = (net: Network): Promise<Service> => lab.activeService(net, net.plan.id);
 
   async function suspendedService(net: Network): Promise<Service> {
     const service = await activeService(net);
@@ -82,31 +41,8 @@ describe('Walled garden with a real FreeRADIUS (RADIUS suite)', () => {
     return service;
   }
 
-  function login(net: Network, username: string, password = DEFAULT_PPPOE_PASSWORD): Promise<RadiusReply> {
-    return accessRequest({
-      server: { address: '127.0.0.1', port: radius.authPort },
-      secret: net.secret,
-      source: net.nas.address,
-      userName: username,
-      password,
-      attributes: [['NAS-IP-Address', net.nas.address]],
-    });
-  }
-
-  function start(net: Network, username: string, sessionId: string): Promise<RadiusReply> {
-    return accountingRequest({
-      server: { address: '127.0.0.1', port: radius.acctPort },
-      secret: net.secret,
-      source: net.nas.address,
-      statusType: 'Start',
-      attributes: [
-        ['User-Name', username],
-        ['Acct-Session-Id', sessionId],
-        ['NAS-IP-Address', net.nas.address],
-        ['Framed-IP-Address', '100.64.9.9'],
-      ],
-    });
-  }
+  const start = (net: Network, username: string, sessionId: string): Promise<RadiusReply> =>
+    lab.account(net, username, sessionId, 'Start', { framedIp: '100.64.9.9' });
 
   /** PATCHes the tenant's network settings and waits until the worker has carried them to the network. */
   async function settings(net: Network, body: Record<string, unknown>) {
@@ -126,48 +62,21 @@ describe('Walled garden with a real FreeRADIUS (RADIUS suite)', () => {
     );
   }
 
-  async function withLog(run: () => Promise<void>): Promise<void> {
-    try {
-      await run();
-    } catch (error) {
-      (error as Error).message += `\n--- FreeRADIUS output (tail) ---\n${radius.log().slice(-4000)}`;
-      throw error;
-    }
-  }
-
   const expectRejected = (reply: RadiusReply) => {
     expect(reply.code).toBe('Access-Reject');
     expect(reply.attributes['Reply-Message']).toBe('Service suspended');
   };
 
   beforeAll(async () => {
-    if (!DATABASE_URL || !freeRadiusBinary()) {
-      throw new Error('the RADIUS suite needs DATABASE_URL (a Postgres) and FreeRADIUS 3 installed');
-    }
-    t = await startTestApp({
-      PROVISIONING_POLL_MS: '50',
-      PROVISIONING_RETRY_DELAYS_S: '0.05,0.05',
-      RADIUS_COA_TIMEOUT_MS: '300',
-      RADIUS_COA_RETRIES: '1',
-    });
+    t = await lab.startApp();
     a = await network('walled-a-nas-secret', 21);
     b = await network('walled-b-nas-secret', 22);
-    radius = await startFreeRadius({ databaseUrl: DATABASE_URL, clientSecret: 'static-client-secret' });
+    await lab.startRadius();
   });
 
-  afterAll(async () => {
-    await radius?.stop();
-    await a?.nas.close();
-    await b?.nas.close();
-    await t?.close();
-  });
+  afterAll(() => lab.stop());
 
-  beforeEach(() => {
-    for (const net of [a, b]) {
-      net.nas.clear();
-      net.nas.answer('ack');
-    }
-  });
+  beforeEach(() => lab.resetNases());
 
   it('should reject a suspended login in reject mode, accept it into the walled garden once switched (disconnecting it first), and reject it again when switched back', () =>
     withLog(async () => {
