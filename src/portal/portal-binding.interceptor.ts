@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request } from 'express';
-import { from, Observable, switchMap } from 'rxjs';
+import { from, map, Observable, switchMap } from 'rxjs';
 import { PORTAL_SCOPE } from '../common/auth/portal';
 import { portalRuleOf, type PortalRule } from '../common/auth/portal-policy';
 import { ApiError } from '../common/errors/api-error';
@@ -8,6 +8,7 @@ import { requestContext } from '../common/request-context';
 import { CreditNotesService, InvoicesService } from '../billing';
 import { ServicesService } from '../provisioning';
 import { TicketsService } from '../tickets';
+import { portalAnswer, portalRecordView } from './portal-answer';
 
 type Json = Record<string, unknown>;
 
@@ -21,7 +22,8 @@ function refused(field: string, why: string): ApiError {
  * Holds every request of a portal session to its one subscriber (docs/portal.md), before the operation runs, by the
  * rule PORTAL_OPERATIONS gives the operation: the operator's own operations then answer only that subscriber's
  * records. A path id of another subscriber, or of a record of another subscriber, is 404 as if it did not exist; a
- * filter or field naming another subscriber, or a field a portal may not send, is 403 `insufficient_scope`.
+ * filter or field naming another subscriber, or a field a portal may not send, is 403 `insufficient_scope`. Its
+ * answer then keeps only what PORTAL_VIEWS shows a portal of that record type (docs/portal.md, "What a portal sees").
  */
 @Injectable()
 export class PortalBindingInterceptor implements NestInterceptor {
@@ -43,8 +45,14 @@ export class PortalBindingInterceptor implements NestInterceptor {
       throw refused('operation', `may not call this endpoint (scope ${PORTAL_SCOPE})`);
     }
     const req = context.switchToHttp().getRequest<Request>();
+    const store = requestContext.get();
+    if (store) {
+      store.recordView = portalRecordView(rule.answer);
+    }
     return from(this.bind(rule, req, auth.tenantId, auth.portal.subscriberId)).pipe(
       switchMap(() => next.handle()),
+      // Deny by default on the way out too: only the fields PORTAL_VIEWS shows reach the portal.
+      map((payload) => portalAnswer(rule.answer, payload)),
     );
   }
 
