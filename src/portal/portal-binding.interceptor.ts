@@ -5,7 +5,7 @@ import { PORTAL_SCOPE } from '../common/auth/portal';
 import { portalRuleOf, type PortalRule } from '../common/auth/portal-policy';
 import { ApiError } from '../common/errors/api-error';
 import { requestContext } from '../common/request-context';
-import { CreditNotesService, InvoicesService } from '../billing';
+import { CreditNotesService, InvoicesService, InvoiceStatus } from '../billing';
 import { ServicesService } from '../provisioning';
 import { TicketsService } from '../tickets';
 import { portalAnswer, portalRecordView } from './portal-answer';
@@ -84,6 +84,9 @@ export class PortalBindingInterceptor implements NestInterceptor {
     if (rule.forceQuery) {
       this.forceQuery(req, rule.forceQuery);
     }
+    for (const [field, narrow] of Object.entries(rule.narrowQuery ?? {})) {
+      this.narrowQuery(req, field, narrow.deny, narrow.otherwise);
+    }
     if (rule.body) {
       const body = bodyOf(req);
       const allowed = new Set(rule.body);
@@ -115,6 +118,34 @@ export class PortalBindingInterceptor implements NestInterceptor {
     });
   }
 
+  /** Keeps a comma-list filter off `deny` (asking for one is 403 naming the field); none asked, it is `otherwise`. */
+  private narrowQuery(
+    req: Request,
+    field: string,
+    deny: readonly string[],
+    otherwise: readonly string[],
+  ): void {
+    const query = { ...(req.query as Json) };
+    const sent = query[field];
+    const asked = (Array.isArray(sent) ? sent : [sent])
+      .filter((value): value is string => typeof value === 'string')
+      .flatMap((value) => value.split(','))
+      .map((value) => value.trim());
+    const denied = asked.find((value) => deny.includes(value));
+    if (denied !== undefined) {
+      throw refused(field, `may not ask for ${field}=${denied}`);
+    }
+    if (sent === undefined) {
+      query[field] = otherwise.join(',');
+      Object.defineProperty(req, 'query', {
+        value: query,
+        configurable: true,
+        enumerable: true,
+        writable: true,
+      });
+    }
+  }
+
   /** Sets the body's fields; one sent with another value is 403 naming it. */
   private forceBody(req: Request, fields: Readonly<Record<string, unknown>>): void {
     const body = bodyOf(req);
@@ -134,8 +165,11 @@ export class PortalBindingInterceptor implements NestInterceptor {
     id: string,
   ) {
     switch (kind) {
-      case 'invoice':
-        return (await this.invoices.getById(tenantId, id)).invoice.subscriberId;
+      case 'invoice': {
+        // A draft is not issued yet: to its subscriber it does not exist.
+        const { invoice } = await this.invoices.getById(tenantId, id);
+        return invoice.status === InvoiceStatus.Draft ? null : invoice.subscriberId;
+      }
       case 'credit_note':
         return (await this.creditNotes.getById(tenantId, id)).subscriberId;
       case 'service':

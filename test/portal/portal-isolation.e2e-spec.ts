@@ -135,6 +135,32 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
     }
   });
 
+  it('should never show its own draft invoices, which are not issued yet, until they are finalized', async () => {
+    const draft = await createInvoice(t, op.token, mine.subscriber, 700, { draft: true });
+    expect(draft.status).toBe('draft');
+    for (const path of [`/api/v1/invoices/${draft.id}`, `/api/v1/invoices/${draft.id}/pdf`]) {
+      const res = await call('get', path);
+      expect([path, res.status, res.body?.error?.code]).toEqual([path, 404, 'not_found']);
+    }
+    const listed = await call('get', '/api/v1/invoices?limit=100');
+    expectList(listed);
+    const ids = (listed.body.data as { id: string }[]).map((invoice) => invoice.id);
+    expect(ids).toContain(mine.invoice);
+    expect(ids).not.toContain(draft.id);
+    const asked = await call('get', '/api/v1/invoices?status=open,draft');
+    expect([asked.status, asked.body.error?.code, asked.body.error?.field]).toEqual([
+      403,
+      'insufficient_scope',
+      'status',
+    ]);
+    const open = await call('get', '/api/v1/invoices?status=open');
+    expectList(open);
+    expect((open.body.data as { status: string }[]).every((invoice) => invoice.status === 'open')).toBe(true);
+
+    expectSuccess(await request(t.http).post(`/api/v1/invoices/${draft.id}/finalize`).set(bearer(op.token)));
+    expectSuccess(await call('get', `/api/v1/invoices/${draft.id}`));
+  });
+
   it("should leave the other subscriber's records as they were", async () => {
     const ticket = await request(t.http)
       .get(`/api/v1/tickets/${theirs.ticket}/comments`)

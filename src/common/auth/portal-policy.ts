@@ -16,6 +16,8 @@ import type { PortalAnswer } from './portal-fields';
  *
  * `body` lists the only body fields the portal may send (any other is 403 with that field); `forceBody` and
  * `forceQuery` set fields whatever was sent, except that a value sent that differs is 403 with that field.
+ * `narrowQuery` keeps a comma-list filter off some values (asking for one is 403 with that field) and, when the
+ * portal asks for none, sets it to every other value: a subscriber never sees a draft invoice, which is not yet issued.
  */
 export type PortalSubject =
   'subscriber' | 'invoice' | 'credit_note' | 'service' | 'ticket' | 'list' | 'create' | 'session';
@@ -26,7 +28,11 @@ export interface PortalRule {
   body?: readonly string[];
   forceBody?: Readonly<Record<string, unknown>>;
   forceQuery?: Readonly<Record<string, string>>;
+  narrowQuery?: Readonly<Record<string, { deny: readonly string[]; otherwise: readonly string[] }>>;
 }
+
+/** What a subscriber's invoices may be: issued ones (InvoiceStatus but draft; portal-policy.spec.ts keeps them equal). */
+export const ISSUED_INVOICE_STATUSES = ['open', 'partially_paid', 'paid', 'void', 'written_off'] as const;
 
 export const PORTAL_OPERATIONS: Readonly<Record<string, PortalRule>> = {
   // The portal's own session.
@@ -43,7 +49,11 @@ export const PORTAL_OPERATIONS: Readonly<Record<string, PortalRule>> = {
   getService: { subject: 'service', answer: 'Service' },
   getServiceUsage: { subject: 'service', answer: 'Usage' },
   // Money: invoices, credit notes, balance, statement.
-  listInvoices: { subject: 'list', answer: 'Invoice' },
+  listInvoices: {
+    subject: 'list',
+    answer: 'Invoice',
+    narrowQuery: { status: { deny: ['draft'], otherwise: ISSUED_INVOICE_STATUSES } },
+  },
   getInvoice: { subject: 'invoice', answer: 'Invoice' },
   getInvoicePdf: { subject: 'invoice', answer: 'document' },
   listCreditNotes: { subject: 'list', answer: 'CreditNote' },
