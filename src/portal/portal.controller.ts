@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Ip, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, Public, RequireScopes } from '../common/auth/auth.decorators';
 import { PortalOnly } from '../common/auth/portal';
 import { ReturnsSecret } from '../common/http/returns-secret';
@@ -50,7 +50,11 @@ export class PortalController {
   })
   @ApiEnvelope(IssuedPortalInviteDto, { status: 201 })
   @ApiErrors(...AUTH_ERRORS, ...BODY_ERRORS, 'not_found', 'invalid_state_transition')
-  @ApiExampleBody(CreatePortalInviteDto, { delivery: 'email' })
+  @ApiBody({
+    type: CreatePortalInviteDto,
+    required: false, // no body is delivery link, as before delivery existed
+    examples: { default: { summary: 'A first call on a fresh server', value: { delivery: 'email' } } },
+  })
   async createPortalInvite(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
