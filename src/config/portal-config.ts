@@ -11,6 +11,10 @@ export interface PortalConfig {
   /** Sign-in attempts per IP in one window. */
   signInMaxPerIp: number;
   signInWindowS: number;
+  /** How long an emailed sign-in code signs in, and how many a normalised email may be sent per window. */
+  codeTtlS: number;
+  codeMaxPerEmail: number;
+  codeWindowS: number;
 }
 
 /** The portal's settings (docs/portal.md), read by app-config's own checked readers. */
@@ -21,5 +25,8 @@ export function portalConfig(env: Env, integer: ReadInteger, url: ReadUrl): Port
     sessionTtlS: integer(env, 'PORTAL_SESSION_TTL_S', 12 * 3600, 60, 30 * 86_400),
     signInMaxPerIp: integer(env, 'PORTAL_SIGN_IN_MAX_PER_IP', 30, 1, 100_000),
     signInWindowS: integer(env, 'PORTAL_SIGN_IN_WINDOW_S', 900, 1, 86_400),
+    codeTtlS: integer(env, 'PORTAL_CODE_TTL_S', 600, 60, 86_400),
+    codeMaxPerEmail: integer(env, 'PORTAL_CODE_MAX_PER_EMAIL', 5, 1, 1000),
+    codeWindowS: integer(env, 'PORTAL_CODE_WINDOW_S', 900, 1, 86_400),
   };
 }
