@@ -10,6 +10,16 @@ const ROOT = join(__dirname, '..', '..', '..');
 export const ARTIFACTS = join(ROOT, 'artifacts', 'portal');
 /** The few docs/portal.md shows, copied there when PORTAL_DOCS_IMAGES=1 (committed: run it when the pages change). */
 const DOCS_IMAGES = join(ROOT, 'docs', 'images');
+const IN_DOCS = new Set([
+  'sign-in-phone',
+  'balance-desktop',
+  'balance-phone',
+  'invoices-phone',
+  'usage-desktop',
+  'usage-phone',
+  'ticket-phone',
+  'profile-desktop',
+]);
 
 export const DESKTOP = { width: 1024, height: 768 };
 export const PHONE = { width: 375, height: 740 };
@@ -83,7 +93,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const file = join(ARTIFACTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true, animations: 'disabled' });
-  if (process.env.PORTAL_DOCS_IMAGES === '1') {
+  if (process.env.PORTAL_DOCS_IMAGES === '1' && IN_DOCS.has(name)) {
     mkdirSync(DOCS_IMAGES, { recursive: true });
     copyFileSync(file, join(DOCS_IMAGES, `portal-${name}.png`));
   }

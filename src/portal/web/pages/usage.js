@@ -8,6 +8,8 @@ import { listServices } from './services.js';
 const DOWNLOAD_COLOUR = '#0b57d0';
 const UPLOAD_COLOUR = '#8a4fbf';
 let chartLibrary = null;
+/** The charts drawn by the last visit, ended on the next: a left page's canvases are not kept alive by Chart.js. */
+let drawn = [];
 
 /** Chart.js's browser build, loaded once, when a chart is first drawn (it is most of the portal's weight). */
 function loadChartJs() {
@@ -97,6 +99,8 @@ function draw(Chart, canvas, usage) {
 }
 
 export async function render(view, ctx) {
+  drawn.forEach((chart) => chart.destroy());
+  drawn = [];
   const services = (await listServices(ctx.subscriberId)).filter((s) => s.status !== 'terminated');
   add(view, h('h1', { tabindex: '-1' }, t('usageTitle')), h('p', {}, t('usageIntro')));
   if (services.length === 0) {
@@ -134,7 +138,7 @@ export async function render(view, ctx) {
       ),
     );
     // Drawn once in the document, so that Chart.js can measure its box.
-    requestAnimationFrame(() => draw(Chart, canvas, usage));
+    requestAnimationFrame(() => drawn.push(draw(Chart, canvas, usage)));
   });
   return t('usageTitle');
 }
