@@ -175,6 +175,8 @@ describe('Portal in a browser (issue 34, items 2 and 3)', () => {
 
   it('should list the invoice and download its PDF with the session token', async () => {
     await go('invoices', 'Rechnungen');
+    // A new page moves focus to its heading, so a screen reader starts there.
+    expect(await page.evaluate<string>('document.activeElement.tagName')).toBe('H1');
     await page.getByRole('heading', { name: `Rechnung ${invoiceNumber}` }).waitFor();
     expect(await page.locator('main').innerText()).toContain('Offen');
     const [download] = await Promise.all([
@@ -263,7 +265,9 @@ describe('Portal in a browser (issue 34, items 2 and 3)', () => {
     expect(await legal.isDisabled()).toBe(true);
     const payments = page.getByLabel('Zahlungseingang');
     expect(await payments.isChecked()).toBe(true);
-    await payments.uncheck();
+    // By keyboard: focus the switch and press Space, as a keyboard user does.
+    await payments.focus();
+    await page.keyboard.press('Space');
     const preferences = async (): Promise<Record<string, boolean>> => {
       const res = await asOperator.get(`/api/v1/subscribers/${subscriberId}/notification-preferences`);
       return (res.body as { data: { preferences: Record<string, boolean> } }).data.preferences;
