@@ -4,7 +4,10 @@ type ReadUrl = (env: Env, name: string, protocols: string[]) => string | null;
 
 /** Subscriber-scoped access (docs/portal.md). */
 export interface PortalConfig {
-  /** The page an invite link opens (`?invite=<code>` is appended); null: invites carry the code alone. */
+  /**
+   * The page an invite link opens (`?invite=<code>` is appended): PORTAL_URL, else this server's own portal under
+   * PUBLIC_BASE_URL (`<PUBLIC_BASE_URL>/portal/`); null when neither is set: invites carry the code alone.
+   */
   url: string | null;
   inviteTtlS: number;
   sessionTtlS: number;
@@ -18,9 +21,14 @@ export interface PortalConfig {
 }
 
 /** The portal's settings (docs/portal.md), read by app-config's own checked readers. */
-export function portalConfig(env: Env, integer: ReadInteger, url: ReadUrl): PortalConfig {
+export function portalConfig(
+  env: Env,
+  integer: ReadInteger,
+  url: ReadUrl,
+  publicBaseUrl: string | null,
+): PortalConfig {
   return {
-    url: url(env, 'PORTAL_URL', ['http:', 'https:']),
+    url: url(env, 'PORTAL_URL', ['http:', 'https:']) ?? (publicBaseUrl ? `${publicBaseUrl}/portal/` : null),
     inviteTtlS: integer(env, 'PORTAL_INVITE_TTL_S', 7 * 86_400, 60, 90 * 86_400),
     sessionTtlS: integer(env, 'PORTAL_SESSION_TTL_S', 12 * 3600, 60, 30 * 86_400),
     signInMaxPerIp: integer(env, 'PORTAL_SIGN_IN_MAX_PER_IP', 30, 1, 100_000),

@@ -4,3 +4,4 @@ export { PortalInvite, PortalSession, PortalSignInCode } from './portal.entity';
 export { PortalBindingInterceptor } from './portal-binding.interceptor';
 export { PortalPurge } from './portal-purge';
 export { PortalModule } from './portal.module';
+export { mountPortal, PORTAL_CSP, PORTAL_PATH } from './portal-web';

@@ -75,8 +75,8 @@ export class IssuedPortalInviteDto extends PortalInviteDto {
     example: 'https://portal.acme-fiber.example/?invite=ipi_x4Jx2Vb9mXq0M1QeQ0kq2Q6yM3nN7d0W',
     maxLength: 2200,
     description:
-      'delivery link only. The link to hand the subscriber: PORTAL_URL with ?invite=<code>; null when ' +
-      'PORTAL_URL is unset.',
+      'delivery link only. The link to hand the subscriber: PORTAL_URL (else <PUBLIC_BASE_URL>/portal/) with ' +
+      '?invite=<code>; null when neither is set.',
   })
   url?: string | null;
 }
