@@ -11,6 +11,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import { AbuseService, DEFAULT_LOCALE, TenantSettingsRepository } from '../gateway';
+import { ServicePlansService } from '../provisioning';
 import { SubscribersService, SubscriberStatus } from '../subscribers';
 import {
   type InviteDelivery,
@@ -37,6 +38,7 @@ export class PortalService implements PortalGate {
     private readonly events: EventsService,
     private readonly portal: PortalRepository,
     private readonly subscribers: SubscribersService,
+    private readonly plans: ServicePlansService,
     private readonly tenantSettings: TenantSettingsRepository,
     private readonly abuse: AbuseService,
     private readonly sessions: PortalSessionWriter,
@@ -194,6 +196,12 @@ export class PortalService implements PortalGate {
         locale: issuer.locale ?? DEFAULT_LOCALE,
         payment_instructions: issuer.payment_instructions,
       },
+      plans: (await this.plans.plansOfSubscriber(auth.tenantId, session.subscriberId)).map((plan) => ({
+        id: plan.id,
+        name: plan.name,
+        download_kbps: plan.downloadKbps,
+        upload_kbps: plan.uploadKbps,
+      })),
     };
   }
 

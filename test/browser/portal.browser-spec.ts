@@ -98,7 +98,13 @@ describe('Portal in a browser (issue 34, items 2 and 3)', () => {
     subscriberId = (
       await createSubscriber(t, op.token, { full_name: 'Erika Mustermann', email: uniqueEmail() })
     ).id;
-    const plan = await createPlan(t, op.token, { name: 'Glasfaser 500', currency: 'EUR', price: 4999 });
+    const plan = await createPlan(t, op.token, {
+      name: 'Glasfaser 500',
+      currency: 'EUR',
+      price: 4999,
+      download_kbps: 500_000,
+      upload_kbps: 100_000,
+    });
     const { service } = await createService(t, op.token, subscriberId, { plan_id: plan.id });
     username = service.pppoe_username;
     await seedUsage(service.id, service.radius_username);
@@ -207,11 +213,13 @@ describe('Portal in a browser (issue 34, items 2 and 3)', () => {
     await checkPage('usage');
   });
 
-  it('should show the service with its plan, status and login, never its password', async () => {
+  it('should show the service with its plan by name and rates, status and login, never its password', async () => {
     await go('services', 'Anschlüsse');
     const text = await page.locator('main').innerText();
     expect(text).toContain(username);
-    expect(text).toContain('Tarif');
+    // The plan by its name and rates (GET /portal/session names it), not by its id.
+    expect(text).toContain('Tarif\nGlasfaser 500\nDownload 500 Mbit/s, Upload 100 Mbit/s');
+    expect(text).not.toContain('plan_');
     expect(await page.content()).not.toContain(DEFAULT_PPPOE_PASSWORD);
     await checkPage('services');
   });

@@ -347,6 +347,7 @@ describe('Portal: its own records, as a portal sees them', () => {
       'expires_at',
       'id',
       'method',
+      'plans',
       'subscriber_id',
       'tenant',
     ]);

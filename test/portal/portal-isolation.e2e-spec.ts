@@ -33,6 +33,7 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
   let mine: Records;
   let theirs: Records;
   let token: string;
+  let plan: { id: string; name: string };
 
   async function recordsOf(planId: string): Promise<Records> {
     const subscriber = (await createSubscriber(t, op.token, { email: uniqueEmail() })).id;
@@ -63,9 +64,9 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
   beforeAll(async () => {
     t = await startTestApp();
     op = await createTenantWithToken(t, SCOPES);
-    const plan = await createPlan(t, op.token);
+    plan = await createPlan(t, op.token, { download_kbps: 300_000, upload_kbps: 60_000 });
     mine = await recordsOf(plan.id);
-    theirs = await recordsOf(plan.id);
+    theirs = await recordsOf((await createPlan(t, op.token)).id);
     const invite = await request(t.http)
       .post(`/api/v1/subscribers/${mine.subscriber}/portal-invites`)
       .set(bearer(op.token));
@@ -159,6 +160,14 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
 
     expectSuccess(await request(t.http).post(`/api/v1/invoices/${draft.id}/finalize`).set(bearer(op.token)));
     expectSuccess(await call('get', `/api/v1/invoices/${draft.id}`));
+  });
+
+  it("should name in the session the plans of its own services only, never the other subscriber's", async () => {
+    const session = await call('get', '/api/v1/portal/session');
+    expectSuccess(session);
+    expect(session.body.data.plans).toEqual([
+      { id: plan.id, name: plan.name, download_kbps: 300_000, upload_kbps: 60_000 },
+    ]);
   });
 
   it("should leave the other subscriber's records as they were", async () => {

@@ -225,6 +225,7 @@ export const PORTAL_VIEWS = {
   PortalSessionInfo: {
     ...PORTAL_SESSION,
     tenant: { id: true, name: true, locale: true, payment_instructions: true },
+    plans: { id: true, name: true, download_kbps: true, upload_kbps: true },
   },
 } as const satisfies Record<string, PortalView>;
 

@@ -261,12 +261,38 @@ export class PortalTenantDto {
   payment_instructions: string | null;
 }
 
+@ApiSchema({ description: "A plan one of the subscriber's services is on, as the portal shows it." })
+export class PortalPlanDto {
+  @ApiProperty({
+    example: 'plan_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    description: 'What a service names as plan_id.',
+  })
+  id: string;
+
+  @ApiProperty({ example: 'Fiber 500' })
+  name: string;
+
+  @ApiProperty({ example: 500_000, type: 'integer', description: 'Download rate, kbit/s.' })
+  download_kbps: number;
+
+  @ApiProperty({ example: 100_000, type: 'integer', description: 'Upload rate, kbit/s.' })
+  upload_kbps: number;
+}
+
 @ApiSchema({
   description: 'The signed-in portal session: its subscriber and what the portal shows of the tenant.',
 })
 export class PortalSessionInfoDto extends PortalSessionDto {
   @ApiProperty({ type: PortalTenantDto })
   tenant: PortalTenantDto;
+
+  @ApiProperty({
+    type: [PortalPlanDto],
+    description:
+      "The plans the subscriber's services are on (name and rates), for the portal to show by plan_id: the plan " +
+      'catalog itself (/service-plans) stays operator-only.',
+  })
+  plans: PortalPlanDto[];
 }
 
 @ApiSchema({ description: "What revoking a subscriber's portal sessions did." })

@@ -139,7 +139,7 @@ function showSignIn(message) {
 async function start({ focus }) {
   try {
     const info = await api.get('portal/session');
-    context = { subscriberId: info.subscriber_id, tenant: info.tenant };
+    context = { subscriberId: info.subscriber_id, tenant: info.tenant, plans: info.plans };
   } catch (error) {
     session.clear();
     showSignIn({ message: describeFailure(error) });

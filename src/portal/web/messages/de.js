@@ -80,6 +80,7 @@ export default {
   servicesTitle: 'Anschlüsse',
   service: 'Anschluss {name}',
   plan: 'Tarif',
+  planRates: 'Download {down} Mbit/s, Upload {up} Mbit/s',
   login: 'Zugangsname (PPPoE)',
   activeSince: 'Aktiv seit',
   fixedIp: 'Feste IP-Adresse',

@@ -79,6 +79,7 @@ export default {
   servicesTitle: 'Services',
   service: 'Service {name}',
   plan: 'Plan',
+  planRates: 'Download {down} Mbit/s, upload {up} Mbit/s',
   login: 'Login (PPPoE)',
   activeSince: 'Active since',
   fixedIp: 'Fixed IP address',

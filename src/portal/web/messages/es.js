@@ -79,6 +79,7 @@ export default {
   servicesTitle: 'Servicios',
   service: 'Servicio {name}',
   plan: 'Tarifa',
+  planRates: 'Descarga {down} Mbit/s, subida {up} Mbit/s',
   login: 'Usuario (PPPoE)',
   activeSince: 'Activo desde',
   fixedIp: 'Dirección IP fija',

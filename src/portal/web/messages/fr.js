@@ -81,6 +81,7 @@ export default {
   servicesTitle: 'Services',
   service: 'Service {name}',
   plan: 'Offre',
+  planRates: 'Téléchargement {down} Mbit/s, envoi {up} Mbit/s',
   login: 'Identifiant (PPPoE)',
   activeSince: 'Actif depuis',
   fixedIp: 'Adresse IP fixe',

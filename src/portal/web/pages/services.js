@@ -1,7 +1,7 @@
 // Services: plan, status, login and network identity (the API never answers a password).
 import { api } from '../api.js';
 import { add, h } from '../dom.js';
-import { has, moment, t } from '../i18n.js';
+import { currentLocale, has, moment, t } from '../i18n.js';
 
 /** The subscriber's services, newest first (a subscriber has a handful: one page is enough). */
 export function listServices(subscriberId) {
@@ -12,11 +12,26 @@ function label(prefix, value) {
   return has(`${prefix}_${value}`) ? t(`${prefix}_${value}`) : value;
 }
 
-function card(service) {
+/** The plan's name and rates (GET /portal/session names the plans of the subscriber's services), else its id. */
+function planOf(service, plans) {
+  const plan = plans.find((candidate) => candidate.id === service.plan_id);
+  if (!plan) {
+    return service.plan_id;
+  }
+  const mbits = (kbps) =>
+    new Intl.NumberFormat(currentLocale(), { maximumFractionDigits: 1 }).format(kbps / 1000);
+  return [
+    h('strong', {}, plan.name),
+    h('br'),
+    t('planRates', { down: mbits(plan.download_kbps), up: mbits(plan.upload_kbps) }),
+  ];
+}
+
+function card(service, plans) {
   const headingId = `svc-${service.id}`;
   const facts = [
     [t('status'), h('span', { class: 'badge' }, label('svc', service.status))],
-    [t('plan'), service.plan_id],
+    [t('plan'), planOf(service, plans)],
     [t('login'), service.pppoe_username],
     service.activated_at ? [t('activeSince'), moment(service.activated_at)] : null,
     service.static_ipv4 ? [t('fixedIp'), service.static_ipv4] : null,
@@ -42,7 +57,13 @@ export async function render(view, ctx) {
   add(
     view,
     h('h1', { tabindex: '-1' }, t('servicesTitle')),
-    services.length === 0 ? h('p', {}, t('noServices')) : h('ul', { class: 'cards' }, services.map(card)),
+    services.length === 0
+      ? h('p', {}, t('noServices'))
+      : h(
+          'ul',
+          { class: 'cards' },
+          services.map((service) => card(service, ctx.plans ?? [])),
+        ),
   );
   return t('servicesTitle');
 }
