@@ -80,7 +80,7 @@ export class PortalController {
   @ApiEnvelope(SignInCodeRequestedDto, { status: 202 })
   @ApiErrors(...BODY_ERRORS, 'rate_limited', 'abuse_blocked', 'service_unavailable')
   @ApiExampleBody(RequestSignInCodeDto, { tenant: 'acme-fiber', email: 'ada@example.com' })
-  async requestPortalSignInCode(
+  async createPortalSignInCode(
     @Ip() ip: string | undefined,
     @Body() dto: RequestSignInCodeDto,
   ): Promise<SignInCodeRequestedDto> {

@@ -102,7 +102,7 @@ describe('OpenAPI request examples, replayed in order on a fresh tenant', () => 
     },
     // The example's invite code is a made-up one: the invite just made signs in.
     { operationId: 'createPortalSession', body: (all) => ({ invite_code: all.inviteCode }) },
-    { operationId: 'requestPortalSignInCode', body: (all) => ({ tenant: all.slug }) },
+    { operationId: 'createPortalSignInCode', body: (all) => ({ tenant: all.slug }) },
     { operationId: 'changeSubscriberStatus', params: (all) => ({ id: all.subscriber }) },
     {
       operationId: 'createInvoice',

@@ -117,6 +117,7 @@ export class CreatePortalSessionDto {
   @Trim()
   @IsString()
   @MaxLength(254)
+  @IsEmail({}, { message: 'email must be a valid email address' })
   email?: string;
 
   @ApiPropertyOptional({
