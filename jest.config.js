@@ -1,10 +1,11 @@
 // @ts-check
 /**
- * Four projects: `unit` (src/**\/*.spec.ts), `e2e` (test/**\/*.e2e-spec.ts, on the embedded database unless
+ * Five projects: `unit` (src/**\/*.spec.ts), `e2e` (test/**\/*.e2e-spec.ts, on the embedded database unless
  * DATABASE_URL names a Postgres), `radius` (test/radius, a real FreeRADIUS on a real Postgres: `npm run
- * test:radius`) and `reliability` (test/reliability, the whole API attacked, raced, killed and cut off its database,
+ * test:radius`), `reliability` (test/reliability, the whole API attacked, raced, killed and cut off its database,
  * and the slow suites that drive server processes of their own: start-up, the CLI, restarts, crashes; `npm run
- * test:reliability`). `npm test` runs the last two too when it can (FreeRADIUS installed, DATABASE_URL set),
+ * test:reliability`) and `browser` (test/browser, the portal in Debian's Chromium: `npm run test:browser`, never in
+ * `npm test`). `npm test` runs radius and reliability too when it can (FreeRADIUS installed, DATABASE_URL set),
  * and otherwise says in one line how to run each.
  *
  * Workers: on the embedded database, one per core, each with a database of its own (test/support/global-setup.ts;
@@ -49,6 +50,16 @@ if (!reliabilityWanted && !reliabilityPossible && !process.env.JEST_WORKER_ID) {
   );
 }
 
+// The portal in a real browser (test/browser): Debian's Chromium driven by playwright-core, screenshots written to
+// artifacts/portal. Not part of `npm test`, which stays quick and writes nothing: `npm run test:browser` and CI run it.
+const browserWanted = process.env.BROWSER_SUITE === '1';
+if (!browserWanted && !process.env.JEST_WORKER_ID) {
+  console.log(
+    'Browser suite not run: it drives Chromium (apt-get install chromium, or CHROMIUM_PATH=…); run it with ' +
+      'npm run test:browser',
+  );
+}
+
 const radiusWanted = process.env.RADIUS_SUITE === '1';
 const radiusPossible = hasFreeRadius() && Boolean(process.env.DATABASE_URL);
 if (!radiusWanted && !radiusPossible && !process.env.JEST_WORKER_ID) {
@@ -85,6 +96,23 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/support/contract/response-contract.setup.ts'],
       transform,
     },
+    ...(browserWanted
+      ? [
+          {
+            displayName: 'browser',
+            preset: 'ts-jest',
+            testEnvironment: 'node',
+            rootDir: '.',
+            testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
+            // The e2e project's embedded database per worker and its check of every supertest answer.
+            globalSetup: '<rootDir>/test/support/global-setup.ts',
+            globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+            setupFiles: ['<rootDir>/test/support/worker-database.ts'],
+            setupFilesAfterEnv: ['<rootDir>/test/support/contract/response-contract.setup.ts'],
+            transform,
+          },
+        ]
+      : []),
     ...(radiusWanted || radiusPossible
       ? [
           {

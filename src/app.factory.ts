@@ -14,6 +14,7 @@ import type { AppConfig } from './config/app-config';
 import { probeDatabase } from './database/database-probe';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
 import { BootstrapService } from './gateway';
+import { mountPortal } from './portal';
 import { setupSwagger } from './swagger';
 
 export interface RunningApp {
@@ -71,6 +72,8 @@ export async function createApp(
       requestLogMiddleware(logger),
       corsMiddleware(config.corsOrigins),
     );
+    // The customer portal's pages at /portal/, ahead of the routes: the API under /api is untouched by it.
+    mountPortal(app);
     setupSwagger(app);
     answerClientErrors(app.getHttpServer(), clock);
     await app.init();

@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `ISP API listening on ${urlOf(bound.address, bound.port)} (${reach(bound.address)}; database: ${database})\n` +
       `${mailLine(config.mail)}\n` +
-      `API docs: ${urlOf(localAddressFor(bound.address), bound.port)}/docs\n`,
+      `API docs: ${urlOf(localAddressFor(bound.address), bound.port)}/docs\n` +
+      `Customer portal: ${urlOf(localAddressFor(bound.address), bound.port)}/portal/\n`,
   );
 }
 

@@ -4,6 +4,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { API_VERSION } from './common/envelope/envelope';
 import { addSuccessExamples, describeParameters } from './common/swagger/document-conventions';
 import { toOpenApi31 } from './common/swagger/openapi-31';
+import { documentPortalViews } from './common/swagger/portal-views';
 import { documentResponses, moveRequestDefaultsToDescriptions } from './common/swagger/response-conventions';
 import { splitRequestForms } from './common/swagger/request-forms';
 import { completeStringFormats } from './common/swagger/string-formats';
@@ -124,7 +125,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   });
   const described = addSuccessExamples(describeParameters(documentIdempotencyKeys(document)));
   const completed = moveRequestDefaultsToDescriptions(completeStringFormats(documentResponses(described)));
-  return toOpenApi31(documentWebhooks(splitRequestForms(completed), EVENT_TYPES));
+  return documentPortalViews(toOpenApi31(documentWebhooks(splitRequestForms(completed), EVENT_TYPES)));
 }
 
 /**

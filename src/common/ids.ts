@@ -36,6 +36,7 @@ export const ID_PREFIXES = [
   'ipp',
   'pin',
   'pss',
+  'psc',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

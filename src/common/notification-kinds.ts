@@ -13,6 +13,8 @@ export const NOTIFICATION_KINDS = [
   'service_restored',
   'service_activated',
   'ticket_reply',
+  'portal_invite',
+  'portal_sign_in_code',
 ] as const;
 
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];

@@ -70,6 +70,11 @@ export interface RequestContext {
   idempotency?: IdempotencyClaim;
   /** The write's If-Match, set by EtagInterceptor; services check it under the row lock (assertIfMatch). */
   ifMatch?: IfMatchPrecondition;
+  /**
+   * How the caller is shown the record it writes, when it is not shown all of it (a portal session, docs/portal.md):
+   * assertIfMatch compares If-Match with the tag of that view, the one the caller was given.
+   */
+  recordView?: (representation: unknown) => unknown;
   /** The acting tenant's test clock's time, when it has one (set by the auth guard); Clock answers it. */
   frozenAt?: Date;
 }

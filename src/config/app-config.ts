@@ -365,7 +365,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     mail: mail(env),
     mailAllowPrivate: boolean(env, 'MAIL_ALLOW_PRIVATE', false),
-    portal: portalConfig(env, integer, url),
+    portal: portalConfig(env, integer, url, publicBaseUrl(env)),
   };
 }
 

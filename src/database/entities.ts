@@ -16,7 +16,7 @@ import { AutomationEffect, AutomationRuleSetting, EventConsumer } from '../autom
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyKey } from '../gateway/idempotency/idempotency-key.entity';
 import { ApiToken } from '../gateway/tokens/api-token.entity';
-import { PortalInvite, PortalSession } from '../portal/portal.entity';
+import { PortalInvite, PortalSession, PortalSignInCode } from '../portal/portal.entity';
 import { TestClock } from '../gateway/clocks/test-clock.entity';
 import { Tenant } from '../gateway/tenants/tenant.entity';
 import { TenantSettings } from '../gateway/tenants/tenant-settings.entity';
@@ -93,4 +93,5 @@ export const ENTITIES = [
   ImportRowError,
   PortalInvite,
   PortalSession,
+  PortalSignInCode,
 ];

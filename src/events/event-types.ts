@@ -11,6 +11,8 @@ export const EVENT_TYPES = {
   'token.revoked': 'An API token was revoked.',
   'portal.invite_created':
     'A one-time portal invite was made for a subscriber (docs/portal.md); its code is never in the event.',
+  'portal.sign_in_code_requested':
+    'A one-time sign-in code was requested for a subscriber by email (docs/portal.md); the code is minted when the mail is sent and is never in the event.',
   'portal.signed_in':
     'A subscriber signed in to the portal: a portal session began (its token is never in the event).',
   'portal.session_revoked':

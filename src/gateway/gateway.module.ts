@@ -8,6 +8,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { DatabaseHealth } from '../database/database-health';
 import { EventsModule } from '../events';
 import { AuthGuard } from './auth/auth.guard';
+import { PortalSessions } from './auth/portal-sessions';
 import { BootstrapService } from './bootstrap.service';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { GatewayInfoController } from './info/gateway-info.controller';
@@ -64,6 +65,7 @@ const counterStoreProvider = {
     IdempotencyService,
     DatabaseHealth,
     TenantSettingsService,
+    PortalSessions,
     RateLimitGuard,
     { provide: UNROUTED_LIMITER, useExisting: RateLimitGuard },
     // Guards run in this order: the abuse block and rate limit, authentication and scopes, and only then the body.

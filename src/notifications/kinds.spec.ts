@@ -1,5 +1,6 @@
 import { EVENT_TYPES } from '../events';
 import {
+  alwaysSent,
   isNotificationKind,
   NOTIFICATION_KIND_SPECS,
   NOTIFICATION_KINDS,
@@ -19,6 +20,8 @@ describe('notification kinds', () => {
       'service_restored',
       'service_activated',
       'ticket_reply',
+      'portal_invite',
+      'portal_sign_in_code',
     ]);
   });
 
@@ -37,14 +40,18 @@ describe('notification kinds', () => {
     ['service_restored', 'subscriber.status_changed'],
     ['service_activated', 'service.activated'],
     ['ticket_reply', 'ticket.comment_added'],
+    ['portal_invite', 'portal.invite_created'],
+    ['portal_sign_in_code', 'portal.sign_in_code_requested'],
   ] as const)('%s is sent on %s', (kind, event) => {
     expect(NOTIFICATION_KIND_SPECS[kind].trigger.event).toBe(event);
   });
 
-  it('let the subscriber switch off everything but invoices and credit notes', () => {
+  it('let the subscriber switch off everything but invoices, credit notes and the portal sign-in mail', () => {
     const legal = NOTIFICATION_KINDS.filter((kind) => NOTIFICATION_KIND_SPECS[kind].legalNotice);
     expect(legal).toEqual(['invoice_issued', 'credit_note_issued']);
-    expect(SWITCHABLE_KINDS).toEqual(NOTIFICATION_KINDS.filter((kind) => !legal.includes(kind)));
+    const always = NOTIFICATION_KINDS.filter(alwaysSent);
+    expect(always).toEqual(['invoice_issued', 'credit_note_issued', 'portal_invite', 'portal_sign_in_code']);
+    expect(SWITCHABLE_KINDS).toEqual(NOTIFICATION_KINDS.filter((kind) => !always.includes(kind)));
     expect(SWITCHABLE_KINDS).toContain('payment_received');
   });
 

@@ -85,6 +85,19 @@ export const TEMPLATE_VARIABLES = {
   'comment.body': { type: 'multiline', description: 'The public reply.' },
   'comment.author': { type: 'text', optional: true, description: 'Who wrote it, as recorded.' },
   'comment.date': { type: 'date', description: 'When it was written.' },
+  'portal.code': {
+    type: 'text',
+    description:
+      'The one-time code (an invite code ipi_…, or six digits to sign in with), minted when the message is sent. Never allowed in the subject.',
+  },
+  'portal.link': {
+    type: 'text',
+    optional: true,
+    description:
+      'The portal page (PORTAL_URL): for an invite with ?invite=<code>. Empty when PORTAL_URL is unset. Never allowed in the subject.',
+  },
+  'portal.expiry_date': { type: 'date', description: 'The last day the invite signs in (expires_at).' },
+  'portal.valid_minutes': { type: 'number', description: 'How many minutes the sign-in code is valid.' },
 } as const satisfies Record<string, VariableSpec>;
 
 export type TemplateVariable = keyof typeof TEMPLATE_VARIABLES;
@@ -104,6 +117,11 @@ export interface NotificationKindSpec {
    * subscriber may decline.
    */
   legalNotice: boolean;
+  /**
+   * Sign-in mail the subscriber (or its operator) asked for, carrying a one-time secret: like a legal notice it is
+   * sent whatever the preferences say (declining it would only lock the subscriber out).
+   */
+  access?: true;
   trigger: NotificationTrigger;
   /** The variables its templates may name: the common ones and its own. */
   variables: readonly TemplateVariable[];
@@ -219,9 +237,38 @@ export const NOTIFICATION_KIND_SPECS: Readonly<Record<NotificationKind, Notifica
       'comment.date',
     ],
   },
+  portal_invite: {
+    description: 'An invite to the portal an operator sent by email: its one-time link and code.',
+    legalNotice: false,
+    access: true,
+    trigger: {
+      event: 'portal.invite_created',
+      when: 'data.object.delivery email (POST /subscribers/{id}/portal-invites with delivery email); a link invite is handed to the operator instead. The code is minted when the message is sent: the event never holds it.',
+    },
+    variables: [...COMMON, 'portal.code', 'portal.link', 'portal.expiry_date'],
+  },
+  portal_sign_in_code: {
+    description: "A six-digit code to sign in to the portal, asked for with the subscriber's email.",
+    legalNotice: false,
+    access: true,
+    trigger: {
+      event: 'portal.sign_in_code_requested',
+      when: 'Every one (POST /portal/sign-in-codes for an email a live subscriber has). The code is minted when the message is sent: the event never holds it.',
+    },
+    variables: [...COMMON, 'portal.code', 'portal.link', 'portal.valid_minutes'],
+  },
 };
+
+/** The variables that carry a one-time secret: refused in a subject, which the notification log keeps. */
+export const SECRET_VARIABLES: readonly TemplateVariable[] = ['portal.code', 'portal.link'];
+
+/** Whether the subscriber cannot decline the kind: a legal notice, or the portal's sign-in mail. */
+export function alwaysSent(kind: NotificationKind): boolean {
+  const spec = NOTIFICATION_KIND_SPECS[kind];
+  return spec.legalNotice || spec.access === true;
+}
 
 /** The kinds a subscriber's notification_preferences may switch off. */
 export const SWITCHABLE_KINDS: readonly NotificationKind[] = NOTIFICATION_KINDS.filter(
-  (kind) => !NOTIFICATION_KIND_SPECS[kind].legalNotice,
+  (kind) => !alwaysSent(kind),
 );

@@ -26,6 +26,7 @@ export const SKIP_REASONS = [
   'declined_by_subscriber',
   'suspension_not_for_non_payment',
   'record_gone',
+  'no_longer_valid',
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 

@@ -1,13 +1,14 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request } from 'express';
-import { from, Observable, switchMap } from 'rxjs';
+import { from, map, Observable, switchMap } from 'rxjs';
 import { PORTAL_SCOPE } from '../common/auth/portal';
 import { portalRuleOf, type PortalRule } from '../common/auth/portal-policy';
 import { ApiError } from '../common/errors/api-error';
 import { requestContext } from '../common/request-context';
-import { CreditNotesService, InvoicesService } from '../billing';
+import { CreditNotesService, InvoicesService, InvoiceStatus } from '../billing';
 import { ServicesService } from '../provisioning';
 import { TicketsService } from '../tickets';
+import { portalAnswer, portalRecordView } from './portal-answer';
 
 type Json = Record<string, unknown>;
 
@@ -21,7 +22,8 @@ function refused(field: string, why: string): ApiError {
  * Holds every request of a portal session to its one subscriber (docs/portal.md), before the operation runs, by the
  * rule PORTAL_OPERATIONS gives the operation: the operator's own operations then answer only that subscriber's
  * records. A path id of another subscriber, or of a record of another subscriber, is 404 as if it did not exist; a
- * filter or field naming another subscriber, or a field a portal may not send, is 403 `insufficient_scope`.
+ * filter or field naming another subscriber, or a field a portal may not send, is 403 `insufficient_scope`. Its
+ * answer then keeps only what PORTAL_VIEWS shows a portal of that record type (docs/portal.md, "What a portal sees").
  */
 @Injectable()
 export class PortalBindingInterceptor implements NestInterceptor {
@@ -43,8 +45,14 @@ export class PortalBindingInterceptor implements NestInterceptor {
       throw refused('operation', `may not call this endpoint (scope ${PORTAL_SCOPE})`);
     }
     const req = context.switchToHttp().getRequest<Request>();
+    const store = requestContext.get();
+    if (store) {
+      store.recordView = portalRecordView(rule.answer);
+    }
     return from(this.bind(rule, req, auth.tenantId, auth.portal.subscriberId)).pipe(
       switchMap(() => next.handle()),
+      // Deny by default on the way out too: only the fields PORTAL_VIEWS shows reach the portal.
+      map((payload) => portalAnswer(rule.answer, payload)),
     );
   }
 
@@ -75,6 +83,9 @@ export class PortalBindingInterceptor implements NestInterceptor {
     }
     if (rule.forceQuery) {
       this.forceQuery(req, rule.forceQuery);
+    }
+    for (const [field, narrow] of Object.entries(rule.narrowQuery ?? {})) {
+      this.narrowQuery(req, field, narrow.deny, narrow.otherwise);
     }
     if (rule.body) {
       const body = bodyOf(req);
@@ -107,6 +118,34 @@ export class PortalBindingInterceptor implements NestInterceptor {
     });
   }
 
+  /** Keeps a comma-list filter off `deny` (asking for one is 403 naming the field); none asked, it is `otherwise`. */
+  private narrowQuery(
+    req: Request,
+    field: string,
+    deny: readonly string[],
+    otherwise: readonly string[],
+  ): void {
+    const query = { ...(req.query as Json) };
+    const sent = query[field];
+    const asked = (Array.isArray(sent) ? sent : [sent])
+      .filter((value): value is string => typeof value === 'string')
+      .flatMap((value) => value.split(','))
+      .map((value) => value.trim());
+    const denied = asked.find((value) => deny.includes(value));
+    if (denied !== undefined) {
+      throw refused(field, `may not ask for ${field}=${denied}`);
+    }
+    if (sent === undefined) {
+      query[field] = otherwise.join(',');
+      Object.defineProperty(req, 'query', {
+        value: query,
+        configurable: true,
+        enumerable: true,
+        writable: true,
+      });
+    }
+  }
+
   /** Sets the body's fields; one sent with another value is 403 naming it. */
   private forceBody(req: Request, fields: Readonly<Record<string, unknown>>): void {
     const body = bodyOf(req);
@@ -126,8 +165,11 @@ export class PortalBindingInterceptor implements NestInterceptor {
     id: string,
   ) {
     switch (kind) {
-      case 'invoice':
-        return (await this.invoices.getById(tenantId, id)).invoice.subscriberId;
+      case 'invoice': {
+        // A draft is not issued yet: to its subscriber it does not exist.
+        const { invoice } = await this.invoices.getById(tenantId, id);
+        return invoice.status === InvoiceStatus.Draft ? null : invoice.subscriberId;
+      }
       case 'credit_note':
         return (await this.creditNotes.getById(tenantId, id)).subscriberId;
       case 'service':

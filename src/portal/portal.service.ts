@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { PortalGate, PortalPrincipal } from '../common/auth/portal';
 import { PORTAL_SCOPE } from '../common/auth/portal';
 import { Clock } from '../common/clock';
@@ -10,15 +10,11 @@ import { type AuthContext, requestContext, type WriteScope } from '../common/req
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { TransactionRunner } from '../database/transaction-runner';
 import { EventsService } from '../events';
-import {
-  AbuseService,
-  COUNTER_STORE,
-  type CounterStore,
-  DEFAULT_LOCALE,
-  TenantSettingsRepository,
-} from '../gateway';
+import { AbuseService, DEFAULT_LOCALE, TenantSettingsRepository } from '../gateway';
+import { ServicePlansService } from '../provisioning';
 import { SubscribersService, SubscriberStatus } from '../subscribers';
 import {
+  type InviteDelivery,
   IssuedPortalInviteDto,
   IssuedPortalSessionDto,
   PortalInviteDto,
@@ -26,9 +22,12 @@ import {
   PortalSessionInfoDto,
   RevokedPortalSessionsDto,
 } from './dto/portal.dto';
-import type { PortalInvite, PortalSession } from './portal.entity';
+import type { PortalInvite } from './portal.entity';
 import { PortalRepository } from './portal.repository';
-import { hashSecret, INVITE_PREFIX, newInviteCode, newSessionSecret } from './portal-secrets';
+import { PortalCodesService } from './portal-codes.service';
+import { hashSecret, INVITE_PREFIX, inviteLink, newInviteCode, newSessionSecret } from './portal-secrets';
+import { PortalSessionWriter } from './portal-session-writer';
+import { type SignInFields, signInWay } from './portal-sign-in';
 
 /** Invites, sign-ins and sessions of the portal (docs/portal.md); the binding itself is PortalBindingInterceptor's. */
 @Injectable()
@@ -39,16 +38,26 @@ export class PortalService implements PortalGate {
     private readonly events: EventsService,
     private readonly portal: PortalRepository,
     private readonly subscribers: SubscribersService,
+    private readonly plans: ServicePlansService,
     private readonly tenantSettings: TenantSettingsRepository,
     private readonly abuse: AbuseService,
-    @Inject(COUNTER_STORE) private readonly counters: CounterStore,
+    private readonly sessions: PortalSessionWriter,
+    private readonly codes: PortalCodesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
 
-  /** A one-time invite for the subscriber; its code is in this answer only (and never in the event). */
-  async invite(auth: AuthContext, subscriberId: string): Promise<IssuedPortalInviteDto> {
-    const code = newInviteCode();
+  /**
+   * A one-time invite for the subscriber. delivery link: its code is in this answer only. delivery email: the answer
+   * holds no code; the portal.invite_created event queues the mail, whose code the notification worker mints when it
+   * sends (PortalCodesService.mint). The event never holds a code.
+   */
+  async invite(
+    auth: AuthContext,
+    subscriberId: string,
+    delivery: InviteDelivery = 'link',
+  ): Promise<IssuedPortalInviteDto> {
+    const code = delivery === 'link' ? newInviteCode() : null;
     const invite = await this.transactionRunner.run({ ...auth, idempotency: undefined }, async (tx) => {
       const subscriber = await this.subscribers.findIn(tx.manager, auth.tenantId, subscriberId);
       if (!subscriber) {
@@ -60,13 +69,16 @@ export class PortalService implements PortalGate {
           `Subscriber ${subscriberId} is archived and read-only.`,
         );
       }
+      if (delivery === 'email') {
+        await this.assertMailable(tx.manager, auth.tenantId, subscriber.email);
+      }
       const now = this.clock.now();
       const row: PortalInvite = {
         tenantId: auth.tenantId,
         id: newId('pin', now),
         subscriberId,
-        codeHash: hashSecret(code),
-        delivery: 'link',
+        codeHash: code === null ? null : hashSecret(code),
+        delivery,
         expiresAt: new Date(now.getTime() + this.config.portal.inviteTtlS * 1000),
         usedAt: null,
         createdAt: now,
@@ -80,28 +92,52 @@ export class PortalService implements PortalGate {
       });
       return row;
     });
-    const base = this.config.portal.url;
-    const url = base ? `${base}${base.includes('?') ? '&' : '?'}invite=${encodeURIComponent(code)}` : null;
-    return { ...PortalInviteDto.from(invite), code, url };
+    if (code === null) {
+      return PortalInviteDto.from(invite);
+    }
+    return { ...PortalInviteDto.from(invite), code, url: inviteLink(this.config.portal.url, code) };
+  }
+
+  /** 422 on `delivery` when an emailed invite cannot be sent: no email, or the tenant switched portal_invite off. */
+  private async assertMailable(
+    manager: EntityManager,
+    tenantId: string,
+    email: string | null,
+  ): Promise<void> {
+    if (!email) {
+      throw new ApiError(
+        'validation_failed',
+        'delivery email needs a subscriber with an email: set one, or use delivery link.',
+        'delivery',
+      );
+    }
+    const mailing = await this.tenantSettings.mailing(manager, tenantId);
+    if (mailing && !mailing.sends.portal_invite) {
+      throw new ApiError(
+        'validation_failed',
+        'delivery email is off: the tenant switched portal_invite notifications off (tenant settings).',
+        'delivery',
+      );
+    }
+  }
+
+  /**
+   * POST /portal/sessions, either way in (signInWay): an invite code, or tenant + email + an emailed code
+   * (PortalCodesService). Attempts are counted per IP (PORTAL_SIGN_IN_MAX_PER_IP) first.
+   */
+  async signIn(fields: SignInFields, ip: string): Promise<IssuedPortalSessionDto> {
+    const way = signInWay(fields);
+    await this.sessions.limitIp(ip);
+    return way.way === 'invite'
+      ? this.signInWithInvite(way.inviteCode, ip)
+      : this.codes.signIn(way.tenant, way.email, way.code, ip);
   }
 
   /**
    * Signs in with an invite code: the code is used once (of two sign-ins racing with it, exactly one wins), and a
-   * session token bound to its subscriber is issued. Attempts are counted per IP (PORTAL_SIGN_IN_MAX_PER_IP), and
-   * each refused one is a failed authentication for the abuse block.
+   * session token bound to its subscriber is issued; a refused one is a failed authentication for the abuse block.
    */
-  async signIn(inviteCode: string, ip: string): Promise<IssuedPortalSessionDto> {
-    const { signInMaxPerIp, signInWindowS, sessionTtlS } = this.config.portal;
-    const attempts = await this.counters.hit(`portal:sign-in:ip:${ip}`, signInWindowS * 1000);
-    if (attempts.count > signInMaxPerIp) {
-      const retryS = Math.max(1, Math.ceil(attempts.resetMs / 1000));
-      throw new ApiError(
-        'rate_limited',
-        `Too many portal sign-ins from this address; retry in ${retryS} s.`,
-        null,
-        { 'Retry-After': String(retryS) },
-      );
-    }
+  private async signInWithInvite(inviteCode: string, ip: string): Promise<IssuedPortalSessionDto> {
     const secret = newSessionSecret();
     const requestId = requestContext.requestId();
     const system: WriteScope = { requestId, actor: { type: 'system', id: null } };
@@ -116,25 +152,13 @@ export class PortalService implements PortalGate {
       if (!grant || !subscriber || subscriber.status === SubscriberStatus.Archived) {
         return null;
       }
-      const row: PortalSession = {
-        tenantId: grant.tenant_id,
-        id: newId('pss', now),
-        subscriberId: grant.subscriber_id,
-        tokenHash: hashSecret(secret),
-        method: 'invite',
-        expiresAt: new Date(now.getTime() + sessionTtlS * 1000),
-        revokedAt: null,
-        createdAt: now,
-      };
-      await this.portal.insertSession(tx.manager, row);
-      const asSubscriber = tx.withScope({ requestId, actor: { type: 'subscriber', id: row.subscriberId } });
-      await this.events.append(asSubscriber, {
-        tenantId: row.tenantId,
-        type: 'portal.signed_in',
-        subjectId: row.subscriberId,
-        object: PortalSessionDto.from(row),
-      });
-      return row;
+      return this.sessions.open(
+        tx,
+        { tenantId: grant.tenant_id, subscriberId: grant.subscriber_id },
+        'invite',
+        secret,
+        requestId,
+      );
     });
     if (!session) {
       await this.abuse.recordAuthFailure(ip);
@@ -144,7 +168,7 @@ export class PortalService implements PortalGate {
         'invite_code',
       );
     }
-    return { ...PortalSessionDto.from(session), token: secret, scope: PORTAL_SCOPE };
+    return this.sessions.issued(session, secret);
   }
 
   /** The live session whose token this is (PortalGate, for the auth guard), or null. */
@@ -172,6 +196,12 @@ export class PortalService implements PortalGate {
         locale: issuer.locale ?? DEFAULT_LOCALE,
         payment_instructions: issuer.payment_instructions,
       },
+      plans: (await this.plans.plansOfSubscriber(auth.tenantId, session.subscriberId)).map((plan) => ({
+        id: plan.id,
+        name: plan.name,
+        download_kbps: plan.downloadKbps,
+        upload_kbps: plan.uploadKbps,
+      })),
     };
   }
 

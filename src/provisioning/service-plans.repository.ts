@@ -36,6 +36,19 @@ export class ServicePlansRepository {
     return manager.find(ServicePlan, { where: { id: In([...new Set(ids)]) } });
   }
 
+  /** The plans a subscriber's services are on (terminated ones included), by name. */
+  plansOfSubscriber(manager: EntityManager, tenantId: string, subscriberId: string): Promise<ServicePlan[]> {
+    return manager
+      .createQueryBuilder(ServicePlan, 'plan')
+      .where('plan.tenantId = :tenantId', { tenantId })
+      .andWhere(
+        'plan.id IN (SELECT s.plan_id FROM services s WHERE s.tenant_id = :tenantId AND s.subscriber_id = :subscriberId)',
+        { subscriberId },
+      )
+      .orderBy('plan.name')
+      .getMany();
+  }
+
   findById(manager: EntityManager, tenantId: string, id: string): Promise<ServicePlan | null> {
     return manager.findOne(ServicePlan, { where: { tenantId, id } });
   }

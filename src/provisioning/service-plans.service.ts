@@ -188,6 +188,11 @@ export class ServicePlansService {
     }
   }
 
+  /** The plans a subscriber's services are on: what the portal shows by a service's plan_id (docs/portal.md). */
+  plansOfSubscriber(tenantId: string, subscriberId: string): Promise<ServicePlan[]> {
+    return this.plans.plansOfSubscriber(this.dataSource.manager, tenantId, subscriberId);
+  }
+
   async get(tenantId: string, id: string): Promise<ServicePlan> {
     const plan = await this.plans.findById(this.dataSource.manager, tenantId, id);
     if (!plan) {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { EntityManager, Not } from 'typeorm';
 import type { RenderedPage } from '../common/envelope/envelope';
 import type { ClaimInStatement } from '../common/request-context';
 import { type PageQueryDto } from '../common/pagination';
@@ -176,9 +176,16 @@ export class SubscribersRepository {
   }
 
   /** The tenant's subscribers among `externalIds`, row-locked until the transaction ends. */
-  /** The tenant's subscriber with this (normalized) email, or null: emails are unique in a tenant. */
+  /**
+   * The tenant's live (not archived) subscriber with this (normalized) email, or null: uq_subscribers_email allows one
+   * live subscriber per email, while archived ones may share it and are never found here.
+   */
   findByEmail(manager: EntityManager, tenantId: string, emailNormalized: string): Promise<Subscriber | null> {
-    return manager.findOneBy(Subscriber, { tenantId, emailNormalized });
+    return manager.findOneBy(Subscriber, {
+      tenantId,
+      emailNormalized,
+      status: Not(SubscriberStatus.Archived),
+    });
   }
 
   async lockByExternalIds(

@@ -213,7 +213,7 @@ export class SubscribersService {
     return subscriber;
   }
 
-  /** The tenant's subscriber with this email (compared as stored: case-insensitive), or null (the portal's sign-in). */
+  /** The tenant's live subscriber with this email (case-insensitive; archived ones never), or null (the portal's sign-in). */
   findByEmail(tenantId: string, email: string): Promise<Subscriber | null> {
     const normalized = normalizeEmail(email);
     return normalized

@@ -83,6 +83,7 @@ const EMITTED = [
   'notification.failed',
   'notification_template.updated',
   'portal.invite_created',
+  'portal.sign_in_code_requested',
   'portal.session_revoked',
   'portal.signed_in',
   'notification_template.deleted',

@@ -33,12 +33,14 @@ interface Operation {
 }
 
 /** Endpoints that answer without a token; every other operation must name the bearer scheme. */
-// The portal's sign-in is public: an invite code, not a bearer token, is its credential (docs/portal.md).
+// The portal's sign-in is public: an invite code or an emailed code, not a bearer token, is its credential; asking
+// for a code by email is public too, and answers the same whether the email exists (docs/portal.md).
 const PUBLIC_OPERATIONS = [
   'get /api/v1',
   'get /health/live',
   'get /health/ready',
   'post /api/v1/portal/sessions',
+  'post /api/v1/portal/sign-in-codes',
 ];
 
 describe('Gateway info, health and docs', () => {

@@ -38,6 +38,8 @@ const DEFAULTS = {
     service_restored: true,
     service_activated: true,
     ticket_reply: true,
+    portal_invite: true,
+    portal_sign_in_code: true,
   },
   updated_at: null,
 };

@@ -25,8 +25,11 @@ const KINDS = [
   'service_restored',
   'service_activated',
   'ticket_reply',
+  'portal_invite',
+  'portal_sign_in_code',
 ];
-const LEGAL = ['invoice_issued', 'credit_note_issued'];
+// Always sent: the legal notices, and the portal's sign-in mail (a subscriber declining it would only lock itself out).
+const LEGAL = ['invoice_issued', 'credit_note_issued', 'portal_invite', 'portal_sign_in_code'];
 const ALL_ON = Object.fromEntries(KINDS.map((kind) => [kind, true]));
 const PREFERENCES_KEYS = ['legal_notices', 'preferences', 'subscriber_id', 'updated_at'];
 const STALE_TAG = '"AAAAAAAAAAAAAAAAAAAAAAAAAAA"';

@@ -33,6 +33,7 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
   let mine: Records;
   let theirs: Records;
   let token: string;
+  let plan: { id: string; name: string };
 
   async function recordsOf(planId: string): Promise<Records> {
     const subscriber = (await createSubscriber(t, op.token, { email: uniqueEmail() })).id;
@@ -63,9 +64,9 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
   beforeAll(async () => {
     t = await startTestApp();
     op = await createTenantWithToken(t, SCOPES);
-    const plan = await createPlan(t, op.token);
+    plan = await createPlan(t, op.token, { download_kbps: 300_000, upload_kbps: 60_000 });
     mine = await recordsOf(plan.id);
-    theirs = await recordsOf(plan.id);
+    theirs = await recordsOf((await createPlan(t, op.token)).id);
     const invite = await request(t.http)
       .post(`/api/v1/subscribers/${mine.subscriber}/portal-invites`)
       .set(bearer(op.token));
@@ -133,6 +134,40 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
         expect([what, foreign.status, foreign.body?.error?.field]).toEqual([what, 403, 'subscriber_id']);
       }
     }
+  });
+
+  it('should never show its own draft invoices, which are not issued yet, until they are finalized', async () => {
+    const draft = await createInvoice(t, op.token, mine.subscriber, 700, { draft: true });
+    expect(draft.status).toBe('draft');
+    for (const path of [`/api/v1/invoices/${draft.id}`, `/api/v1/invoices/${draft.id}/pdf`]) {
+      const res = await call('get', path);
+      expect([path, res.status, res.body?.error?.code]).toEqual([path, 404, 'not_found']);
+    }
+    const listed = await call('get', '/api/v1/invoices?limit=100');
+    expectList(listed);
+    const ids = (listed.body.data as { id: string }[]).map((invoice) => invoice.id);
+    expect(ids).toContain(mine.invoice);
+    expect(ids).not.toContain(draft.id);
+    const asked = await call('get', '/api/v1/invoices?status=open,draft');
+    expect([asked.status, asked.body.error?.code, asked.body.error?.field]).toEqual([
+      403,
+      'insufficient_scope',
+      'status',
+    ]);
+    const open = await call('get', '/api/v1/invoices?status=open');
+    expectList(open);
+    expect((open.body.data as { status: string }[]).every((invoice) => invoice.status === 'open')).toBe(true);
+
+    expectSuccess(await request(t.http).post(`/api/v1/invoices/${draft.id}/finalize`).set(bearer(op.token)));
+    expectSuccess(await call('get', `/api/v1/invoices/${draft.id}`));
+  });
+
+  it("should name in the session the plans of its own services only, never the other subscriber's", async () => {
+    const session = await call('get', '/api/v1/portal/session');
+    expectSuccess(session);
+    expect(session.body.data.plans).toEqual([
+      { id: plan.id, name: plan.name, download_kbps: 300_000, upload_kbps: 60_000 },
+    ]);
   });
 
   it("should leave the other subscriber's records as they were", async () => {

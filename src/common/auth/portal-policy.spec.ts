@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PORTAL_OPERATIONS, portalRuleOf } from './portal-policy';
+import { ISSUED_INVOICE_STATUSES, PORTAL_OPERATIONS, portalRuleOf } from './portal-policy';
 
 /** The document's operations: operationId and templated path. */
 function documented(): Map<string, string> {
@@ -49,5 +49,17 @@ describe('PORTAL_OPERATIONS', () => {
     expect(portalRuleOf('constructor')).toBeNull();
     expect(portalRuleOf('toString')).toBeNull();
     expect(portalRuleOf('createToken')).toBeNull();
+  });
+});
+
+describe('ISSUED_INVOICE_STATUSES', () => {
+  it('should be every invoice status of openapi.json but draft, so a new status is decided here', () => {
+    const document = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'openapi.json'), 'utf8')) as {
+      components: { schemas: { Invoice: { properties: { status: { enum: string[] } } } } };
+    };
+    const statuses = document.components.schemas.Invoice.properties.status.enum;
+    expect([...ISSUED_INVOICE_STATUSES].sort()).toEqual(
+      statuses.filter((status) => status !== 'draft').sort(),
+    );
   });
 });

@@ -29,3 +29,24 @@ export const PORTAL_ONLY = 'isp:portal-only';
 
 /** A route only a portal session may call (its own session); an API token gets 403 `insufficient_scope`. */
 export const PortalOnly = () => SetMetadata(PORTAL_ONLY, true);
+
+/**
+ * The injection token of the PortalCodeMinter the portal module provides: the notifications worker finds it at run
+ * time (as the auth guard finds PORTAL_GATE), so notifications never reads the portal's tables.
+ */
+export const PORTAL_CODE_MINTER = Symbol('PORTAL_CODE_MINTER');
+
+/** What a portal mail carries: the one-time code, and the link that holds it (null without PORTAL_URL). */
+export interface MintedPortalCode {
+  code: string;
+  link: string | null;
+}
+
+/**
+ * Mints the secret of a portal mail at send time (docs/decisions.md): a fresh code whose hash replaces the row's, so
+ * only the message holds it; a retry mints another and the earlier one stops working. Null when the invite or the
+ * sign-in code can no longer sign in (used, superseded, expired, dead), and nothing is to be sent.
+ */
+export interface PortalCodeMinter {
+  mint(what: 'invite' | 'sign_in_code', tenantId: string, id: string): Promise<MintedPortalCode | null>;
+}

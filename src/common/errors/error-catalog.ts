@@ -30,6 +30,11 @@ export const ERROR_CATALOG = {
     status: 401,
     description: 'The portal invite code is unknown, already used or expired (docs/portal.md).',
   },
+  invalid_code: {
+    status: 401,
+    description:
+      'The portal sign-in code is wrong, already used, superseded, expired or dead after too many tries (docs/portal.md).',
+  },
   route_not_found: { status: 404, description: 'No endpoint has this path.' },
   method_not_allowed: {
     status: 405,

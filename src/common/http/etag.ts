@@ -23,7 +23,8 @@ export function parseEntityTags(header: string): string[] | '*' {
  * Called by a write with its record locked (in the transaction that writes it), with the record's representation as
  * GET returns it (computed only when If-Match was sent): a request whose If-Match names no current tag is 412
  * precondition_failed, before anything changes. If-Match uses the strong comparison (RFC 9110 13.1.1): a weak tag
- * never matches; '*' matches any existing record.
+ * never matches; '*' matches any existing record. A caller shown only part of the record (a portal session) is
+ * compared through that view (RequestContext.recordView), the representation it was given the tag of.
  */
 export async function assertIfMatch(representation: () => unknown): Promise<void> {
   const precondition = requestContext.get()?.ifMatch;
@@ -34,7 +35,9 @@ export async function assertIfMatch(representation: () => unknown): Promise<void
   if (precondition.tags === '*') {
     return;
   }
-  const current = etagOf(await representation());
+  const view = requestContext.get()?.recordView;
+  const record = await representation();
+  const current = etagOf(view ? view(record) : record);
   if (!precondition.tags.includes(current)) {
     throw new ApiError(
       'precondition_failed',

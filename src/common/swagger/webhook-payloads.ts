@@ -45,7 +45,10 @@ const FAMILIES: Record<string, Family> = {
   portal: {
     name: 'PortalEventPayload',
     object: 'PortalSessionDto',
-    objectByType: { 'portal.invite_created': 'PortalInviteDto' },
+    objectByType: {
+      'portal.invite_created': 'PortalInviteDto',
+      'portal.sign_in_code_requested': 'PortalSignInCodeDto',
+    },
   },
   tenant_settings: {
     name: 'TenantSettingsEventPayload',

@@ -36,6 +36,7 @@ import { DataCapsAndBurst1796710000000 } from './1796710000000-DataCapsAndBurst'
 import { WalledGardenAndAccountingRetention1796720000000 } from './1796720000000-WalledGardenAndAccountingRetention';
 import { AgingKeptAsData1796730000000 } from './1796730000000-AgingKeptAsData';
 import { PortalAccess1796740000000 } from './1796740000000-PortalAccess';
+import { PortalEmail1796750000000 } from './1796750000000-PortalEmail';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -77,4 +78,5 @@ export const MIGRATIONS = [
   WalledGardenAndAccountingRetention1796720000000,
   AgingKeptAsData1796730000000,
   PortalAccess1796740000000,
+  PortalEmail1796750000000,
 ];

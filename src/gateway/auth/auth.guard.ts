@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { ModuleRef, Reflector } from '@nestjs/core';
+import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiError } from '../../common/errors/api-error';
 import { requestContext } from '../../common/request-context';
@@ -8,14 +8,13 @@ import { TenantTime } from '../clocks/tenant-time';
 import { TenantsService } from '../tenants/tenants.service';
 import { TokensService } from '../tokens/tokens.service';
 import { IS_PUBLIC, REQUIRED_SCOPES } from '../../common/auth/auth.decorators';
+import { PortalSessions } from './portal-sessions';
 import { bearerToken, clientIp } from './request-credentials';
 import { hasScope, type Scope } from '../../common/auth/scopes';
 import {
-  PORTAL_GATE,
   PORTAL_ONLY,
   PORTAL_SCOPE,
   PORTAL_TOKEN_PREFIX,
-  type PortalGate,
   type PortalPrincipal,
 } from '../../common/auth/portal';
 import { portalRuleOf } from '../../common/auth/portal-policy';
@@ -29,10 +28,8 @@ export class AuthGuard implements CanActivate {
     private readonly tenants: TenantsService,
     private readonly abuse: AbuseService,
     private readonly tenantTime: TenantTime,
-    private readonly moduleRef: ModuleRef,
+    private readonly portalSessions: PortalSessions,
   ) {}
-
-  private portalGate: PortalGate | null = null;
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
@@ -87,7 +84,7 @@ export class AuthGuard implements CanActivate {
    * in its own tenant; the portal module's interceptor then holds each to the session's subscriber.
    */
   private async admitPortal(context: ExecutionContext, req: Request, secret: string): Promise<boolean> {
-    const principal = await this.gate().authenticate(secret);
+    const principal = await this.portalSessions.authenticateRequest(req, secret);
     if (!principal) {
       await this.abuse.recordAuthFailure(clientIp(req));
       throw new ApiError('invalid_token', 'The bearer token is unknown, revoked or expired.', null, {
@@ -119,11 +116,6 @@ export class AuthGuard implements CanActivate {
       };
       store.frozenAt = (await this.tenantTime.frozenAt(tenantId)) ?? undefined;
     }
-  }
-
-  private gate(): PortalGate {
-    this.portalGate ??= this.moduleRef.get<PortalGate>(PORTAL_GATE, { strict: false });
-    return this.portalGate;
   }
 
   /** X-Tenant-ID (id or slug) picks the tenant to act for; only platform:admin may act for another tenant. */

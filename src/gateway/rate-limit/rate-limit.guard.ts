@@ -14,6 +14,8 @@ import { ApiError } from '../../common/errors/api-error';
 import type { UnroutedLimiter } from '../../common/http/unrouted-limiter';
 import { TokensService } from '../tokens/tokens.service';
 import { AbuseService } from './abuse.service';
+import { PORTAL_TOKEN_PREFIX } from '../../common/auth/portal';
+import { PortalSessions } from '../auth/portal-sessions';
 import { bearerToken, clientIp } from '../auth/request-credentials';
 import { THROTTLER_METADATA } from './throttler-metadata';
 
@@ -54,8 +56,9 @@ interface RoutePolicy {
 }
 
 /**
- * The global rate limiter: one budget per token (per IP for callers without one), shared by every route, and the
- * abuse block checked before it. Sets the IETF RateLimit headers beside the familiar X-RateLimit-* ones.
+ * The global rate limiter: one budget per token (per subscriber for its portal sessions, per IP for callers without
+ * either), shared by every route, and the abuse block checked before it. Sets the IETF RateLimit headers beside the
+ * familiar X-RateLimit-* ones.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
@@ -67,6 +70,7 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
     reflector: Reflector,
     private readonly abuse: AbuseService,
     private readonly tokens: TokensService,
+    private readonly portalSessions: PortalSessions,
     private readonly clock: Clock,
   ) {
     super(options, storage, reflector);
@@ -96,7 +100,7 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
       await this.count(httpContext(req, res), policy.fixed);
     }
     const secret = bearerToken(req);
-    if (secret && !(await this.tokens.authenticateRequest(req, secret))) {
+    if (secret && !(await this.authenticates(req, secret))) {
       await this.abuse.recordAuthFailure(clientIp(req));
     }
   }
@@ -162,10 +166,25 @@ export class RateLimitGuard extends ThrottlerGuard implements UnroutedLimiter {
     };
   }
 
-  /** A live token's own budget; everyone else (no token, or one that does not authenticate) counts by address. */
+  /** Whether the secret is a live API token or portal session token. */
+  private async authenticates(req: Request, secret: string): Promise<boolean> {
+    return secret.startsWith(PORTAL_TOKEN_PREFIX)
+      ? (await this.portalSessions.authenticateRequest(req, secret)) !== null
+      : (await this.tokens.authenticateRequest(req, secret)) !== null;
+  }
+
+  /**
+   * A live token's own budget; a live portal session's is its subscriber's (docs/portal.md: all its sessions share
+   * one, apart from the tenant's tokens and from the address); everyone else (no token, or one that does not
+   * authenticate) counts by address.
+   */
   protected override async getTracker(req: Record<string, unknown>): Promise<string> {
     const request = req as unknown as Request;
     const secret = bearerToken(request);
+    if (secret?.startsWith(PORTAL_TOKEN_PREFIX)) {
+      const session = await this.portalSessions.authenticateRequest(request, secret);
+      return session ? `portal:${session.subscriberId}` : `ip:${clientIp(request)}`;
+    }
     const token = secret ? await this.tokens.authenticateRequest(request, secret) : null;
     return token ? `token:${token.id}` : `ip:${clientIp(request)}`;
   }

@@ -38,6 +38,8 @@ export const KIND_COLUMNS: Readonly<Record<NotificationKind, KindColumn>> = {
   service_restored: 'notifyServiceRestored',
   service_activated: 'notifyServiceActivated',
   ticket_reply: 'notifyTicketReply',
+  portal_invite: 'notifyPortalInvite',
+  portal_sign_in_code: 'notifyPortalSignInCode',
 };
 
 export const NOTIFICATION_FIELDS: readonly (readonly [string, KindColumn])[] = NOTIFICATION_KINDS.map(

@@ -144,6 +144,12 @@ export class TenantSettings {
   @Column('boolean', { default: true })
   notifyTicketReply: boolean;
 
+  @Column('boolean', { default: true })
+  notifyPortalInvite: boolean;
+
+  @Column('boolean', { default: true })
+  notifyPortalSignInCode: boolean;
+
   /** null until a PATCH first changes something (the row then still answers what the defaults did). */
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   updatedAt: Date | null;

@@ -27,7 +27,7 @@ export class NotificationPreferencesController {
   @ApiOperation({
     summary: "A subscriber's notification preferences",
     description:
-      `Which kinds of notification the subscriber is sent: every kind is true until switched off, and legal notices (${LEGAL}) are always true. ` +
+      `Which kinds of notification the subscriber is sent: every kind is true until switched off, and legal notices and portal sign-in mail (${LEGAL}) are always true. ` +
       'updated_at is null while the subscriber never changed one. A kind the tenant switched off (notifications in GET /tenant/settings) is not sent whatever the subscriber says. ' +
       '404 `not_found` for an unknown subscriber.',
   })

@@ -13,7 +13,7 @@ import {
   NotificationPreferencesDto,
   type UpdateNotificationPreferencesDto,
 } from '../dto/notification-preferences.dto';
-import { NOTIFICATION_KIND_SPECS, NOTIFICATION_KINDS, type NotificationKind } from '../kinds';
+import { alwaysSent, NOTIFICATION_KINDS, type NotificationKind } from '../kinds';
 import { NotificationSettingsRepository } from '../notification-settings.repository';
 
 /**
@@ -53,9 +53,7 @@ export class NotificationPreferencesService {
     const { tenantId } = auth;
     const sent = dto as Partial<Record<NotificationKind, boolean>>;
     // The body's validation refuses it already; checked again here, where the rule is kept.
-    const legalOff = NOTIFICATION_KINDS.find(
-      (kind) => NOTIFICATION_KIND_SPECS[kind].legalNotice && sent[kind] === false,
-    );
+    const legalOff = NOTIFICATION_KINDS.find((kind) => alwaysSent(kind) && sent[kind] === false);
     if (legalOff) {
       throw new ApiError('validation_failed', legalNoticeMessage(legalOff), legalOff);
     }
@@ -70,10 +68,7 @@ export class NotificationPreferencesService {
         throw new ApiError('invalid_state_transition', 'An archived subscriber is read-only.', 'status');
       }
       const changed = NOTIFICATION_KINDS.filter(
-        (kind) =>
-          !NOTIFICATION_KIND_SPECS[kind].legalNotice &&
-          sent[kind] !== undefined &&
-          sent[kind] !== before.preferences[kind],
+        (kind) => !alwaysSent(kind) && sent[kind] !== undefined && sent[kind] !== before.preferences[kind],
       );
       if (changed.length === 0) {
         return before;

@@ -35,6 +35,8 @@ const PREVIEWED: Record<NotificationKind, string> = {
   service_restored: 'the id of a subscriber made active again after a suspension for non-payment (sub_…)',
   service_activated: 'the id of an activated service (svc_…)',
   ticket_reply: "the id of a ticket with a public reply that is not the subscriber's own (tkt_…)",
+  portal_invite: 'the id of a subscriber invited to the portal by email (sub_…)',
+  portal_sign_in_code: 'the id of a subscriber who asked for a portal sign-in code (sub_…)',
 };
 
 /** The kind named in the path; 404 on `kind` for any other name. */

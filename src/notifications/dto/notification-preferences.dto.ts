@@ -2,27 +2,29 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, registerDecorator } from 'class-validator';
 import { Optional } from '../../common/validation/optional';
-import { NOTIFICATION_KIND_SPECS, NOTIFICATION_KINDS, type NotificationKind } from '../kinds';
+import { alwaysSent, NOTIFICATION_KIND_SPECS, NOTIFICATION_KINDS, type NotificationKind } from '../kinds';
 import type { NotificationPreference } from '../notification.entity';
 
-/** The kinds a subscriber cannot switch off (legal notices), in the order of NOTIFICATION_KINDS. */
-export const LEGAL_NOTICE_KINDS: readonly NotificationKind[] = NOTIFICATION_KINDS.filter(
-  (kind) => NOTIFICATION_KIND_SPECS[kind].legalNotice,
-);
+/**
+ * The kinds a subscriber cannot switch off, in the order of NOTIFICATION_KINDS: legal notices, and the portal's sign-in
+ * mail (kinds.ts alwaysSent).
+ */
+export const LEGAL_NOTICE_KINDS: readonly NotificationKind[] = NOTIFICATION_KINDS.filter(alwaysSent);
 
-/** The message a PATCH switching a legal notice off is refused with (422 validation_failed, field = the kind). */
+/** The message a PATCH switching such a kind off is refused with (422 validation_failed, field = the kind). */
 export function legalNoticeMessage(kind: NotificationKind): string {
-  return `${kind} is a legal notice: it is always sent and cannot be switched off (send true, or leave it out).`;
+  const what = NOTIFICATION_KIND_SPECS[kind].legalNotice ? 'a legal notice' : 'portal sign-in mail';
+  return `${kind} is ${what}: it is always sent and cannot be switched off (send true, or leave it out).`;
 }
 
 function isLegalNotice(kind: NotificationKind): boolean {
-  return NOTIFICATION_KIND_SPECS[kind].legalNotice;
+  return alwaysSent(kind);
 }
 
 function kindDescription(kind: NotificationKind): string {
   const spec = NOTIFICATION_KIND_SPECS[kind];
   return isLegalNotice(kind)
-    ? `${spec.description} A legal notice: always true, it cannot be switched off.`
+    ? `${spec.description} Always true: it cannot be switched off.`
     : `${spec.description} Whether the subscriber wants it (default true).`;
 }
 
@@ -53,6 +55,8 @@ export class SubscriberNotificationSwitchesDto implements Record<NotificationKin
   service_restored: boolean;
   service_activated: boolean;
   ticket_reply: boolean;
+  portal_invite: boolean;
+  portal_sign_in_code: boolean;
 }
 
 /**
@@ -85,7 +89,8 @@ export class NotificationPreferencesDto {
     maxItems: NOTIFICATION_KINDS.length,
     uniqueItems: true,
     example: [...LEGAL_NOTICE_KINDS],
-    description: 'The kinds that cannot be switched off: documents the issuer has to deliver.',
+    description:
+      'The kinds that cannot be switched off: documents the issuer has to deliver, and the portal sign-in mail.',
   })
   legal_notices: NotificationKind[];
 
@@ -123,7 +128,7 @@ for (const kind of NOTIFICATION_KINDS) {
       type: Boolean,
       example: legal ? true : kind !== 'payment_received',
       description: legal
-        ? `${NOTIFICATION_KIND_SPECS[kind].description} A legal notice: true is accepted (nothing changes), false is refused.`
+        ? `${NOTIFICATION_KIND_SPECS[kind].description} Always sent: true is accepted (nothing changes), false is refused.`
         : `${NOTIFICATION_KIND_SPECS[kind].description} true: send it; false: do not.`,
     }),
     Optional(),

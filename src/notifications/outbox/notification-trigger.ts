@@ -45,6 +45,13 @@ export function notificationFor(event: TriggerEvent): NotificationCause | null {
       return { kind: 'invoice_reminder', subscriberId: subscriberOf() };
     case 'service.activated':
       return { kind: 'service_activated', subscriberId: subscriberOf() };
+    case 'portal.invite_created':
+      // An invite handed to the operator (delivery link) is mailed by no one.
+      return field(object, 'delivery') === 'email'
+        ? { kind: 'portal_invite', subscriberId: subscriberOf() }
+        : null;
+    case 'portal.sign_in_code_requested':
+      return { kind: 'portal_sign_in_code', subscriberId: subscriberOf() };
     case 'subscriber.status_changed':
       return statusChange(event.data, text(field(object, 'id')));
     case 'ticket.comment_added':

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
+import { PORTAL_CODE_MINTER, type PortalCodeMinter } from '../../common/auth/portal';
 import { BillingDocuments, InvoicesService, LedgerService } from '../../billing';
 import { Clock } from '../../common/clock';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
@@ -16,7 +18,7 @@ import {
 import { ServicePlansService } from '../../provisioning';
 import { type Subscriber, SubscribersService } from '../../subscribers';
 import { type TicketDetailDto, TicketsService } from '../../tickets';
-import { NOTIFICATION_KIND_SPECS, type NotificationKind } from '../kinds';
+import { alwaysSent, type NotificationKind } from '../kinds';
 import type { MailAttachment } from '../mail/message';
 import type { MailContent } from '../mail/mail-sender';
 import type { SkipReason } from '../notification.entity';
@@ -28,6 +30,7 @@ import {
   type KindRecords,
   notificationView,
   type PaymentRecord,
+  type PortalSecretRecord,
   type ServiceRecord,
 } from '../templates/notification-context';
 import { renderNotification, type NotificationTemplate } from '../templates/template-renderer';
@@ -58,6 +61,17 @@ type Json = Record<string, unknown>;
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
+/** What a preview shows for a portal mail's secret: it never mints one (docs/decisions.md). */
+export const PREVIEW_SECRET: PortalSecretRecord = {
+  code: '[one-time code, minted when sent]',
+  link: '[one-time link, minted when sent]',
+};
+
+/** Minutes between two ISO timestamps, rounded up (a sign-in code's validity). */
+function minutesBetween(from: string, to: string): number {
+  return Math.max(0, Math.ceil((Date.parse(to) - Date.parse(from)) / 60_000));
+}
+
 /**
  * Builds a notification's message from its event (the record as it was when the event happened), the subscriber and
  * the tenant as they are now, and the tenant's template (or the shipped default); decides, with the reason, when
@@ -67,6 +81,7 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 export class NotificationContent {
   /** A ticket reply's ticket, read once per request: its subscriber and its number and subject both come from it. */
   private readonly ticketReads = new WeakMap<ContentRequest, Promise<TicketDetailDto | null>>();
+  private minter: PortalCodeMinter | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -81,6 +96,7 @@ export class NotificationContent {
     private readonly plans: ServicePlansService,
     private readonly tickets: TicketsService,
     private readonly tenantTime: TenantTime,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
   async prepare(manager: EntityManager, request: ContentRequest): Promise<PreparedNotification> {
@@ -109,11 +125,20 @@ export class NotificationContent {
     if (!(await this.wanted(manager, request, subscriber))) {
       return skipped('declined_by_subscriber', subscriber);
     }
-    const about = await this.about(manager, request, subscriber);
-    if (typeof about === 'string') {
-      return skipped(about, subscriber);
+    const records = await this.about(manager, request, subscriber);
+    if (typeof records === 'string') {
+      return skipped(records, subscriber);
+    }
+    // The last step before rendering: a portal mail's code is minted now, for this message only.
+    const about = await this.withSecret(request, records);
+    if (about === null) {
+      return skipped('no_longer_valid', subscriber);
     }
     const rendered = await this.render(manager, request, mailing, subscriber, about);
+    if ('portal' in about) {
+      // The subject is kept in the notification log: templates cannot put the code there, and it is masked anyway.
+      rendered.subject = rendered.subject.split(about.portal.code).join('[code]');
+    }
     return {
       skip: null,
       server,
@@ -180,13 +205,34 @@ export class NotificationContent {
     return read;
   }
 
-  /** Legal notices always; other kinds unless the subscriber switched them off. */
+  /**
+   * A portal mail's records with a code minted for this message by the portal (PORTAL_CODE_MINTER, found at run time:
+   * notifications reads no portal table); null when its invite or sign-in code can no longer sign in. Other kinds
+   * pass as they are.
+   */
+  private async withSecret(request: ContentRequest, about: KindRecords): Promise<KindRecords | null> {
+    if (about.kind !== 'portal_invite' && about.kind !== 'portal_sign_in_code') {
+      return about;
+    }
+    const id = text((request.event.data.object as Json).id);
+    this.minter ??= this.moduleRef.get<PortalCodeMinter>(PORTAL_CODE_MINTER, { strict: false });
+    const minted = id
+      ? await this.minter.mint(
+          about.kind === 'portal_invite' ? 'invite' : 'sign_in_code',
+          request.tenantId,
+          id,
+        )
+      : null;
+    return minted ? { ...about, portal: minted } : null;
+  }
+
+  /** Legal notices and portal sign-in mail always; other kinds unless the subscriber switched them off. */
   private async wanted(
     manager: EntityManager,
     request: ContentRequest,
     subscriber: Subscriber,
   ): Promise<boolean> {
-    if (NOTIFICATION_KIND_SPECS[request.kind].legalNotice) {
+    if (alwaysSent(request.kind)) {
       return true;
     }
     const choices = await this.settings.preferences(manager, request.tenantId, subscriber.id);
@@ -263,6 +309,14 @@ export class NotificationContent {
           },
         };
       }
+      case 'portal_invite':
+        return { kind: request.kind, portal: PREVIEW_SECRET, expires_at: text(object.expires_at) ?? at };
+      case 'portal_sign_in_code':
+        return {
+          kind: request.kind,
+          portal: PREVIEW_SECRET,
+          valid_minutes: minutesBetween(text(object.created_at) ?? at, text(object.expires_at) ?? at),
+        };
     }
   }
 

@@ -84,6 +84,16 @@ const SAMPLES: Record<NotificationKind, KindRecords> = {
       created_at: '2026-12-02T10:00:00Z',
     },
   },
+  portal_invite: {
+    kind: 'portal_invite',
+    portal: { code: 'ipi_SECRETCODE', link: 'https://portal.example/?invite=ipi_SECRETCODE' },
+    expires_at: '2026-12-10T10:00:00Z',
+  },
+  portal_sign_in_code: {
+    kind: 'portal_sign_in_code',
+    portal: { code: '004217', link: null },
+    valid_minutes: 10,
+  },
 };
 
 function render(kind: NotificationKind, tenant: TenantRecord, name = 'Ada Lovelace') {
@@ -154,6 +164,18 @@ describe('DEFAULT_TEMPLATES', () => {
     const rendered = render('service_activated', FULL_TENANT);
     expect(rendered.text).toContain('\nacme-fiber/ada.lovelace\n');
     expect(NOTIFICATION_KIND_SPECS.service_activated.variables).not.toContain('service.password');
+  });
+
+  it("puts a portal mail's code and link in the text and HTML, never in the subject", () => {
+    const invite = render('portal_invite', FULL_TENANT);
+    expect(invite.text).toContain('https://portal.example/?invite=ipi_SECRETCODE');
+    expect(invite.text).toContain('Your invite code: ipi_SECRETCODE');
+    expect(invite.html).toContain('href="https:&#x2F;&#x2F;portal.example&#x2F;?invite&#x3D;ipi_SECRETCODE"');
+    expect(invite.subject).not.toContain('SECRETCODE');
+    const code = render('portal_sign_in_code', BARE_TENANT);
+    expect(code.text).toContain('\n004217\n');
+    expect(code.text).toContain('within 10 minutes.');
+    expect(code.subject).not.toContain('004217');
   });
 
   it('puts a ticket subject with a line break on one subject line, and escapes the reply in HTML', () => {

@@ -188,6 +188,44 @@ const ticketReply: NotificationTemplate = {
 `),
 };
 
+const portalInvite: NotificationTemplate = {
+  subject: 'Your access to the {{tenant.name}} customer portal',
+  text: text(`You are invited to the {{tenant.name}} customer portal, where you can see your invoices, services and tickets.
+{{#portal.link}}
+
+Open this link to sign in:
+{{portal.link}}
+{{/portal.link}}
+
+Your invite code: {{portal.code}}
+
+The invite works once, until {{portal.expiry_date}}. If you did not expect it, you can ignore this message.
+`),
+  html: html(`<p>You are invited to the {{tenant.name}} customer portal, where you can see your invoices, services and tickets.</p>
+{{#portal.link}}
+<p><a href="{{portal.link}}">Sign in to the portal</a></p>
+{{/portal.link}}
+<p>Your invite code: <strong>{{portal.code}}</strong></p>
+<p>The invite works once, until {{portal.expiry_date}}. If you did not expect it, you can ignore this message.</p>
+`),
+};
+
+const portalSignInCode: NotificationTemplate = {
+  subject: 'Your sign-in code for {{tenant.name}}',
+  text: text(`Your code to sign in to the {{tenant.name}} customer portal:
+
+{{portal.code}}
+
+It works once, within {{portal.valid_minutes}} minutes.{{#portal.link}} Enter it at {{portal.link}}{{/portal.link}}
+If you did not ask for it, you can ignore this message: nobody can sign in without the code.
+`),
+  html: html(`<p>Your code to sign in to the {{tenant.name}} customer portal:</p>
+<p style="font-size: 24px; letter-spacing: 4px;"><strong>{{portal.code}}</strong></p>
+<p>It works once, within {{portal.valid_minutes}} minutes.{{#portal.link}} Enter it at <a href="{{portal.link}}">{{portal.link}}</a>.{{/portal.link}}</p>
+<p>If you did not ask for it, you can ignore this message: nobody can sign in without the code.</p>
+`),
+};
+
 export const DEFAULT_TEMPLATES: Readonly<Record<NotificationKind, NotificationTemplate>> = {
   invoice_issued: invoiceIssued,
   payment_received: paymentReceived,
@@ -197,4 +235,6 @@ export const DEFAULT_TEMPLATES: Readonly<Record<NotificationKind, NotificationTe
   service_restored: serviceRestored,
   service_activated: serviceActivated,
   ticket_reply: ticketReply,
+  portal_invite: portalInvite,
+  portal_sign_in_code: portalSignInCode,
 };

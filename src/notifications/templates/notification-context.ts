@@ -72,6 +72,15 @@ export interface CommentRecord {
   created_at: string;
 }
 
+/**
+ * The one-time secret of a portal mail: minted by the portal when the message is sent (never stored in clear), or a
+ * placeholder in a preview.
+ */
+export interface PortalSecretRecord {
+  code: string;
+  link: string | null;
+}
+
 /** What each kind is about: the records its event (and the reads the worker makes for it) supply. */
 export type KindRecords =
   | { kind: 'invoice_issued'; invoice: InvoiceRecord }
@@ -86,7 +95,9 @@ export type KindRecords =
   | { kind: 'suspended_for_non_payment'; owed: readonly MoneyRecord[]; suspended_at: string }
   | { kind: 'service_restored'; restored_at: string }
   | { kind: 'service_activated'; service: ServiceRecord; plan: { name: string } }
-  | { kind: 'ticket_reply'; ticket: TicketRecord; comment: CommentRecord };
+  | { kind: 'ticket_reply'; ticket: TicketRecord; comment: CommentRecord }
+  | { kind: 'portal_invite'; portal: PortalSecretRecord; expires_at: string }
+  | { kind: 'portal_sign_in_code'; portal: PortalSecretRecord; valid_minutes: number };
 
 export interface NotificationRecords {
   tenant: TenantRecord;
@@ -178,6 +189,18 @@ function kindValues(about: KindRecords, format: TenantFormat): FlatView {
         'comment.body': about.comment.body,
         'comment.author': about.comment.author,
         'comment.date': formatDate(about.comment.created_at, format),
+      };
+    case 'portal_invite':
+      return {
+        'portal.code': about.portal.code,
+        'portal.link': about.portal.link,
+        'portal.expiry_date': formatDate(about.expires_at, format),
+      };
+    case 'portal_sign_in_code':
+      return {
+        'portal.code': about.portal.code,
+        'portal.link': about.portal.link,
+        'portal.valid_minutes': about.valid_minutes,
       };
   }
 }

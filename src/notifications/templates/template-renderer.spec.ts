@@ -217,3 +217,26 @@ describe('templateProblems', () => {
     ]);
   });
 });
+
+describe('templateProblems: one-time secrets', () => {
+  const body = { text: '{{portal.code}}', html: '<p>{{portal.link}}</p>' };
+
+  it.each([
+    ['{{portal.code}}', 'portal_sign_in_code'],
+    ['Code {{ portal.code }}', 'portal_sign_in_code'],
+    ['{{portal.link}}', 'portal_invite'],
+    ['{{#portal}}{{code}}{{/portal}}', 'portal_invite'],
+    ['{{#portal.link}}x{{/portal.link}}', 'portal_invite'],
+  ] as const)('refuses %s in the subject of %s, naming the subject', (subject, kind) => {
+    const problems = templateProblems(kind, { subject, ...body });
+    expect(problems).toEqual([
+      expect.objectContaining({ field: 'subject', message: expect.stringContaining('one-time secret') }),
+    ]);
+  });
+
+  it('takes them in the text and HTML parts', () => {
+    expect(templateProblems('portal_invite', { subject: 'Welcome {{subscriber.name}}', ...body })).toEqual(
+      [],
+    );
+  });
+});

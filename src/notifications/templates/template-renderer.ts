@@ -1,5 +1,5 @@
 import * as Mustache from 'mustache';
-import { NOTIFICATION_KIND_SPECS, type NotificationKind } from '../kinds';
+import { NOTIFICATION_KIND_SPECS, type NotificationKind, SECRET_VARIABLES } from '../kinds';
 import type { NotificationView } from './notification-context';
 
 /**
@@ -175,12 +175,27 @@ class TokenWalker {
     const path = this.resolve(name, sections);
     if (path === undefined || !this.variables.has(path)) {
       this.unknown(name);
+    } else {
+      this.secret(path);
     }
   }
 
   private section(name: string, sections: readonly string[]): void {
-    if (this.resolve(name, sections, true) === undefined) {
+    const path = this.resolve(name, sections, true);
+    if (path === undefined) {
       this.unknown(name);
+    } else {
+      this.secret(path);
+    }
+  }
+
+  /** A one-time secret (portal.code, portal.link) in the subject, which the notification log keeps: refused. */
+  private secret(path: string): void {
+    if (this.field === 'subject' && (SECRET_VARIABLES as readonly string[]).includes(path)) {
+      this.report(
+        `secret:${path}`,
+        `{{${path}}} is a one-time secret and may not be in the subject (the notification log keeps it): use it in text and html`,
+      );
     }
   }
 
@@ -227,7 +242,8 @@ function subjectProblems(subject: string): TemplateProblem[] {
 
 /**
  * Why `template` cannot be saved for `kind`, field by field (empty: it can): a syntax error, a variable the kind does
- * not have (inside sections too), a partial, an unescaped value in the HTML or the subject, a subject over
+ * not have (inside sections too), a one-time secret (portal.code, portal.link) in the subject, a partial, an unescaped
+ * value in the HTML or the subject, a subject over
  * MAX_SUBJECT_LENGTH characters or of more than one line.
  */
 export function templateProblems(kind: NotificationKind, template: NotificationTemplate): TemplateProblem[] {

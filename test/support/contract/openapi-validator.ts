@@ -62,8 +62,11 @@ export interface ContractExchange {
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const SCHEMA_BASE = 'openapi.json';
-/** The documentation itself (Swagger UI and the served document): not part of the API it describes. */
-const DOCUMENTATION_PATH = /^\/docs(\/|$|-)/;
+/**
+ * The documentation itself (Swagger UI and the served document) and the customer portal's static pages (/portal/,
+ * docs/portal.md): not part of the API the document describes.
+ */
+const DOCUMENTATION_PATH = /^\/(docs|portal)(\/|$|-)/;
 
 /** OpenAPI's own schema keywords that JSON Schema does not know: annotations here, nothing to check. */
 const OPENAPI_KEYWORDS = ['example', 'xml', 'externalDocs', 'discriminator', 'x-enumNames'];

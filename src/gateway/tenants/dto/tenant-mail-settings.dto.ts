@@ -214,6 +214,8 @@ export class NotificationSwitchesDto implements Record<NotificationKind, boolean
   service_restored: boolean;
   service_activated: boolean;
   ticket_reply: boolean;
+  portal_invite: boolean;
+  portal_sign_in_code: boolean;
 }
 
 // One property per kind, from the one list (src/common/notification-kinds.ts), so a new kind is switchable at once.
