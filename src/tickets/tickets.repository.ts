@@ -69,19 +69,63 @@ function rankedTickets(tenantId: string, text: string, conditions: Condition[]):
 /** The only place the tickets, ticket_status_changes and ticket_counters tables are read and written. */
 @Injectable()
 export class TicketsRepository {
-  async insert(manager: EntityManager, ticket: Ticket): Promise<void> {
-    await manager.insert(Ticket, ticket);
-  }
-
-  /** The tenant's next ticket number, under the counter row's lock until commit: numbers never repeat or skip. */
-  async nextNumber(manager: EntityManager, tenantId: string): Promise<number> {
-    const rows: { last_number: number }[] = await manager.query(
-      `INSERT INTO ticket_counters (tenant_id, last_number) VALUES ($1, 1)
-       ON CONFLICT (tenant_id) DO UPDATE SET last_number = ticket_counters.last_number + 1
-       RETURNING last_number`,
-      [tenantId],
+  /**
+   * Writes a new ticket with the tenant's next number and its first status change, in one statement: the counter's
+   * upsert takes the row lock that serialises the tenant's creates until commit (numbers never repeat or skip), so
+   * everything the create reads comes before it and only the event's insert and the commit are left under the lock.
+   */
+  async insertNumbered(
+    manager: EntityManager,
+    ticket: Omit<Ticket, 'number'>,
+    change: TicketStatusChange,
+  ): Promise<number> {
+    const rows: { number: number }[] = await manager.query(
+      `WITH counter AS (
+         INSERT INTO ticket_counters (tenant_id, last_number) VALUES ($1, 1)
+         ON CONFLICT (tenant_id) DO UPDATE SET last_number = ticket_counters.last_number + 1
+         RETURNING last_number
+       ), ticket AS (
+         INSERT INTO tickets (tenant_id, id, number, subject, description, type, priority, status, subscriber_id,
+                              assignee, tags, external_id, metadata, due_at, first_response_at, resolved_at,
+                              closed_at, created_at, updated_at)
+         SELECT $1, $2, counter.last_number, $3, $4, $5, $6, $7, $8, $9, $10::text[], $11, $12::jsonb, $13, $14,
+                $15, $16, $17, $18
+         FROM counter
+         RETURNING number
+       ), history AS (
+         INSERT INTO ticket_status_changes (tenant_id, id, ticket_id, from_status, to_status, reason, actor,
+                                            created_at)
+         SELECT $1, $19, $2, $20, $21, $22, $23::jsonb, $24 FROM ticket
+       )
+       SELECT number FROM ticket`,
+      [
+        ticket.tenantId,
+        ticket.id,
+        ticket.subject,
+        ticket.description,
+        ticket.type,
+        ticket.priority,
+        ticket.status,
+        ticket.subscriberId,
+        ticket.assignee,
+        ticket.tags,
+        ticket.externalId,
+        JSON.stringify(ticket.metadata),
+        ticket.dueAt,
+        ticket.firstResponseAt,
+        ticket.resolvedAt,
+        ticket.closedAt,
+        ticket.createdAt,
+        ticket.updatedAt,
+        change.id,
+        change.fromStatus,
+        change.toStatus,
+        change.reason,
+        JSON.stringify(change.actor),
+        change.createdAt,
+      ],
     );
-    return rows[0].last_number;
+    return rows[0].number;
   }
 
   findById(manager: EntityManager, tenantId: string, id: string): Promise<Ticket | null> {

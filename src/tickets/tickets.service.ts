@@ -73,10 +73,9 @@ export class TicketsService {
   /** A new ticket in the caller's transaction (an automation rule's). */
   async createIn(tx: Tx, tenantId: string, dto: CreateTicketDto): Promise<TicketDetailDto> {
     const createdAt = this.clock.now();
-    const ticket = Object.assign(new Ticket(), {
+    const fields = {
       tenantId,
       id: newId('tkt', createdAt),
-      number: await this.tickets.nextNumber(tx.manager, tenantId),
       subject: dto.subject,
       description: dto.description ?? null,
       type: dto.type,
@@ -93,9 +92,11 @@ export class TicketsService {
       closedAt: null,
       createdAt,
       updatedAt: createdAt,
-    });
-    await this.tickets.insert(tx.manager, ticket);
-    const created = await this.recordStatus(tx, ticket, null, null);
+    };
+    const created = this.statusChange(tx, fields, null, null);
+    // The number last: its counter row stays locked until commit (docs/tickets.md, "Concurrency").
+    const number = await this.tickets.insertNumbered(tx.manager, fields, created);
+    const ticket = Object.assign(new Ticket(), { ...fields, number });
     await this.events.append(tx, {
       tenantId,
       type: 'ticket.created',
@@ -229,7 +230,19 @@ export class TicketsService {
     from: TicketStatus | null,
     reason: string | null,
   ): Promise<TicketStatusChange> {
-    const change = Object.assign(new TicketStatusChange(), {
+    const change = this.statusChange(tx, ticket, from, reason);
+    await this.tickets.insertStatusChange(tx.manager, change);
+    return change;
+  }
+
+  /** The history row of `ticket`'s move from `from` to its status, by the transaction's actor. */
+  private statusChange(
+    tx: Tx,
+    ticket: Omit<Ticket, 'number'>,
+    from: TicketStatus | null,
+    reason: string | null,
+  ): TicketStatusChange {
+    return Object.assign(new TicketStatusChange(), {
       tenantId: ticket.tenantId,
       id: newId('tsc', ticket.updatedAt),
       ticketId: ticket.id,
@@ -239,8 +252,6 @@ export class TicketsService {
       actor: tx.scope.actor,
       createdAt: ticket.updatedAt,
     });
-    await this.tickets.insertStatusChange(tx.manager, change);
-    return change;
   }
 
   private filterOf(query: ListTicketsQueryDto): TicketFilter {

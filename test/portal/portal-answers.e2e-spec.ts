@@ -2,11 +2,12 @@ import request, { type Response } from 'supertest';
 import { type PortalView, PORTAL_VIEWS } from '../../src/common/auth/portal-fields';
 import { createInvoice, createPayment } from '../support/billing-factory';
 import { expectError, expectList, expectSuccess } from '../support/envelope';
-import { bearer, randomClientIp } from '../support/factories';
+import { bearer } from '../support/factories';
 import { insertRadacct, randomNasIp, uniqueAcctSessionId } from '../support/network-factory';
 import { binary, pdfOf } from '../support/pdf-text';
 import { createService, DEFAULT_PPPOE_PASSWORD } from '../support/provisioning-factory';
 import { createSubscriber, listEvents, uniqueEmail, uniqueRef } from '../support/subscriber-factory';
+import { portalSession } from '../support/portal-factory';
 import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from '../support/test-app';
 import { createTicket, postComment, postTicketStatus } from '../support/ticket-factory';
 
@@ -92,18 +93,8 @@ describe('Portal: its own records, as a portal sees them', () => {
     return res;
   }
 
-  async function signIn(subscriberId: string): Promise<string> {
-    const invite = await request(t.http)
-      .post(`/api/v1/subscribers/${subscriberId}/portal-invites`)
-      .set(bearer(op.token));
-    expectSuccess(invite, 201);
-    const session = await request(t.http)
-      .post('/api/v1/portal/sessions')
-      .set('X-Forwarded-For', randomClientIp())
-      .send({ invite_code: invite.body.data.code });
-    expectSuccess(session, 201);
-    return session.body.data.token as string;
-  }
+  const signIn = async (subscriberId: string): Promise<string> =>
+    (await portalSession(t, op.token, subscriberId)).token;
 
   beforeAll(async () => {
     t = await startTestApp({ TRUST_PROXY: '1' });

@@ -3,10 +3,11 @@ import { PORTAL_OPERATIONS, type PortalSubject } from '../../src/common/auth/por
 import { operations } from '../reliability/support/openapi-operations';
 import { createInvoice } from '../support/billing-factory';
 import { expectList, expectSuccess } from '../support/envelope';
-import { bearer, randomClientIp } from '../support/factories';
+import { bearer } from '../support/factories';
 import { createPlan, createService } from '../support/provisioning-factory';
 import { createSubscriber, uniqueEmail } from '../support/subscriber-factory';
 import { createTicket } from '../support/ticket-factory';
+import { portalSession } from '../support/portal-factory';
 import { createTenantWithToken, startTestApp, type TenantWithToken, type TestApp } from '../support/test-app';
 
 const SCOPES = ['subscribers:*', 'billing:*', 'tickets:*', 'provisioning:*', 'events:read'];
@@ -67,16 +68,7 @@ describe('Portal isolation: every allowed operation with another subscriber’s 
     plan = await createPlan(t, op.token, { download_kbps: 300_000, upload_kbps: 60_000 });
     mine = await recordsOf(plan.id);
     theirs = await recordsOf((await createPlan(t, op.token)).id);
-    const invite = await request(t.http)
-      .post(`/api/v1/subscribers/${mine.subscriber}/portal-invites`)
-      .set(bearer(op.token));
-    expectSuccess(invite, 201);
-    const session = await request(t.http)
-      .post('/api/v1/portal/sessions')
-      .set('X-Forwarded-For', randomClientIp())
-      .send({ invite_code: invite.body.data.code });
-    expectSuccess(session, 201);
-    token = session.body.data.token as string;
+    token = (await portalSession(t, op.token, mine.subscriber)).token;
   });
   afterAll(() => t.close());
 

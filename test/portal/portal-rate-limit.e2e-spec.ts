@@ -1,6 +1,7 @@
 import request, { type Response } from 'supertest';
 import { expectError, expectSuccess } from '../support/envelope';
 import { bearer, randomClientIp } from '../support/factories';
+import { portalSession } from '../support/portal-factory';
 import { createSubscriber, uniqueEmail } from '../support/subscriber-factory';
 import {
   appSuite,
@@ -22,18 +23,8 @@ describe('Portal: rate limits per subscriber', () => {
   let op: TenantWithToken;
 
   /** A portal session token of the subscriber, signed in on the unlimited app. */
-  async function sessionOf(subscriberId: string): Promise<string> {
-    const invite = await request(t.http)
-      .post(`/api/v1/subscribers/${subscriberId}/portal-invites`)
-      .set(bearer(op.token));
-    expectSuccess(invite, 201);
-    const session = await request(t.http)
-      .post('/api/v1/portal/sessions')
-      .set('X-Forwarded-For', randomClientIp())
-      .send({ invite_code: invite.body.data.code });
-    expectSuccess(session, 201);
-    return session.body.data.token as string;
-  }
+  const sessionOf = async (subscriberId: string): Promise<string> =>
+    (await portalSession(t, op.token, subscriberId)).token;
 
   const subscriber = async () => (await createSubscriber(t, op.token, { email: uniqueEmail() })).id;
 
