@@ -37,6 +37,7 @@ import { WalledGardenAndAccountingRetention1796720000000 } from './1796720000000
 import { AgingKeptAsData1796730000000 } from './1796730000000-AgingKeptAsData';
 import { PortalAccess1796740000000 } from './1796740000000-PortalAccess';
 import { PortalEmail1796750000000 } from './1796750000000-PortalEmail';
+import { AgingShards1796800000000 } from './1796800000000-AgingShards';
 
 /** Every migration, in order. A new migration file is added here too. */
 export const MIGRATIONS = [
@@ -79,4 +80,5 @@ export const MIGRATIONS = [
   AgingKeptAsData1796730000000,
   PortalAccess1796740000000,
   PortalEmail1796750000000,
+  AgingShards1796800000000,
 ];
