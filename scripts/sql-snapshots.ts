@@ -15,6 +15,8 @@ import { SubscriberStatus } from '../src/subscribers/subscriber-status';
 import { SubscribersRepository } from '../src/subscribers/subscribers.repository';
 import { SubscriberSearchRepository } from '../src/subscribers/subscriber-search.repository';
 import { pppoeUsernameSearch } from '../src/provisioning/services.repository';
+import { TicketPriority, TicketStatus, TicketType } from '../src/tickets/ticket-status';
+import { Ticket, TicketStatusChange } from '../src/tickets/ticket.entity';
 import { TicketsRepository } from '../src/tickets/tickets.repository';
 import { DELIVERIES_FAN_OUT } from '../src/webhooks/webhook-deliveries.repository';
 import { NOTIFICATIONS_FAN_OUT } from '../src/notifications/notifications.repository';
@@ -105,6 +107,42 @@ function subscriber(): Subscriber {
   });
 }
 
+function ticket(): Omit<Ticket, 'number'> {
+  return Object.assign(new Ticket(), {
+    tenantId: TENANT,
+    id: 'tkt_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    subject: 'No sync since the storm',
+    description: null,
+    type: TicketType.Incident,
+    priority: TicketPriority.High,
+    status: TicketStatus.New,
+    subscriberId: 'sub_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    assignee: null,
+    tags: ['fiber'],
+    externalId: null,
+    metadata: {},
+    dueAt: AT,
+    firstResponseAt: null,
+    resolvedAt: null,
+    closedAt: null,
+    createdAt: AT,
+    updatedAt: AT,
+  });
+}
+
+function ticketCreated(): TicketStatusChange {
+  return Object.assign(new TicketStatusChange(), {
+    tenantId: TENANT,
+    id: 'tsc_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    ticketId: 'tkt_01JD3Z6W3R4T5Y6U7I8O9P0QAB',
+    fromStatus: null,
+    toStatus: TicketStatus.New,
+    reason: null,
+    actor: { type: 'token', id: 'tok_1' },
+    createdAt: AT,
+  });
+}
+
 function event(type: string, object: object = {}): EventRecord {
   return Object.assign(new EventRecord(), {
     tenantId: TENANT,
@@ -123,6 +161,7 @@ function samples(): Record<string, Sample[]> {
   events.useFanOut(DELIVERIES_FAN_OUT);
   events.useFanOut(NOTIFICATIONS_FAN_OUT);
   const subscribers = new SubscribersRepository(events);
+  const tickets = new TicketsRepository(events);
   const search = new SubscriberSearchRepository();
   search.useSource(pppoeUsernameSearch);
   const keys = new IdempotencyRepository();
@@ -265,8 +304,13 @@ function samples(): Record<string, Sample[]> {
     ],
     'tickets.repository': [
       {
+        title:
+          'TicketsRepository.insertNumbered: POST /tickets, the number, the ticket, its first status change, its event and deliveries',
+        run: (m) => tickets.insertNumbered(m, ticket(), ticketCreated(), event('ticket.created')),
+      },
+      {
         title: 'TicketsRepository.page: GET /tickets',
-        run: (m) => new TicketsRepository().page(m, TENANT, {}, page()),
+        run: (m) => tickets.page(m, TENANT, {}, page()),
         numberedName: true,
       },
     ],

@@ -40,12 +40,25 @@ export function entityColumns<T>(entity: new () => T): readonly EntityColumn<T>[
 export function recordsetInsert<T>(
   entity: new () => T,
   table: string,
-): { sql: string; params: (rows: readonly T[]) => [string] } {
+): {
+  sql: string;
+  at: (placeholder: string, computed?: Readonly<Record<string, string>>) => string;
+  params: (rows: readonly T[]) => [string];
+} {
   const columns = entityColumns(entity);
   const names = columns.map((column) => column.column).join(', ');
   const definition = columns.map((column) => `${column.column} ${column.type}`).join(', ');
+  const at = (placeholder: string, computed: Readonly<Record<string, string>> = {}) =>
+    `INSERT INTO ${table} (${names}) ` +
+    `SELECT ${columns.map((column) => computed[column.column] ?? column.column).join(', ')} ` +
+    `FROM jsonb_to_recordset(${placeholder}::jsonb) AS x(${definition})`;
   return {
-    sql: `INSERT INTO ${table} (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS x(${definition})`,
+    sql: at('$1'),
+    /**
+     * The same INSERT with its JSON parameter at `placeholder` (a CTE of a larger statement, SqlParams.add), and SQL
+     * expressions for the `computed` columns instead of the rows' values (`{ next_attempt_at: 'now()' }`).
+     */
+    at,
     params: (rows) => [
       JSON.stringify(
         rows.map((row) => Object.fromEntries(columns.map((column) => [column.column, row[column.property]]))),

@@ -5,6 +5,8 @@ export type SqlCast =
   | 'int'
   | 'integer'
   | 'bigint'
+  | 'bigint[]'
+  | 'timestamptz[]'
   | 'float8'
   | 'boolean'
   | 'date'

@@ -50,6 +50,22 @@ export interface LogEvent {
   data: { object: Record<string, unknown>; [key: string]: unknown };
 }
 
+/** How a caller's statement shapes the event it carries (EventsRepository.statement). */
+export interface EventStatementShape {
+  /**
+   * A boolean SQL expression over the caller's CTEs, the final SELECT's WHERE: one that raises (an idempotency
+   * claim's check) aborts the statement, and every write of it with it.
+   */
+  check?: string;
+  /**
+   * The event's `data` as an SQL expression of its parameter's placeholder, for what only the statement knows (a
+   * number its own CTE takes from a counter): e.g. `jsonb_set(<placeholder>::jsonb, '{object,number}', …)`.
+   */
+  data?: (placeholder: string) => string;
+  /** More output columns of the final SELECT, over the caller's CTEs (`(SELECT number FROM ticket) AS number`). */
+  columns?: string;
+}
+
 /** Common table expressions that write an event and, with a fan-out, what it queues. */
 export interface EventCtes {
   /** `event AS (…)[, …]`, to follow `WITH` (and any CTEs of the caller's own, comma-separated). */
@@ -71,13 +87,16 @@ export function eventCtes(
   fanOuts: readonly OutboxFanOut[],
   record: EventRecord,
   params: SqlParams,
+  data?: (placeholder: string) => string,
 ): EventCtes {
   const placeholders = Object.fromEntries(
     EVENT_COLUMNS.map((column) => [column.property, params.add(record[column.property])]),
   ) as EventPlaceholders;
+  const valueOf = (property: keyof EventRecord): string =>
+    property === 'data' && data ? data(placeholders.data) : placeholders[property];
   const event =
     `event AS (INSERT INTO events (${EVENT_COLUMNS.map((column) => column.column).join(', ')}) ` +
-    `VALUES (${EVENT_COLUMNS.map((column) => placeholders[column.property]).join(', ')}))`;
+    `VALUES (${EVENT_COLUMNS.map((column) => valueOf(column.property)).join(', ')}))`;
   const queued = fanOuts.map((fanOut) => fanOut.ctes(placeholders, record, params));
   return {
     sql: [event, ...queued.map((each) => each.sql)].join(', '),
@@ -124,18 +143,17 @@ export class EventsRepository {
    * `WITH <callerCtes>, <the event's CTEs> <select>`: a caller's own write, its event and the event's fan-out in one
    * prepared statement named `name`; the caller's parameters are already in `params`, the event's (and its
    * fan-outs') are added after them, so `params.values` is the statement's. Without a registered fan-out (the CLI) the
-   * event is written alone, under a name of its own. A `check` (a boolean SQL expression over the caller's CTEs, such
-   * as an idempotency claim's) is the final SELECT's WHERE: a check that raises aborts the statement, and every write
-   * of it with it.
+   * event is written alone, under a name of its own. `shape` adds a check, the event's data as an expression, or
+   * output columns (EventStatementShape); the statement answers `deliveries` first.
    */
   statement(
     name: string,
     params: SqlParams,
     record: EventRecord,
     callerCtes: string | null = null,
-    check?: string,
+    shape: EventStatementShape = {},
   ): PreparedStatement {
-    return this.build(this.fanOuts, name, params, record, callerCtes, check);
+    return this.build(this.fanOuts, name, params, record, callerCtes, shape);
   }
 
   /**
@@ -144,7 +162,7 @@ export class EventsRepository {
    */
   async append(manager: EntityManager, record: EventRecord, fanOut: boolean): Promise<number> {
     const params = new SqlParams();
-    const statement = this.build(fanOut ? this.fanOuts : [], 'event_append', params, record, null);
+    const statement = this.build(fanOut ? this.fanOuts : [], 'event_append', params, record, null, {});
     const rows = await preparedQuery<{ deliveries: number }>(manager, statement, params.values);
     return rows[0].deliveries;
   }
@@ -160,14 +178,17 @@ export class EventsRepository {
     params: SqlParams,
     record: EventRecord,
     callerCtes: string | null,
-    check?: string,
+    shape: EventStatementShape,
   ): PreparedStatement {
     const applying = fanOuts.filter((fanOut) => fanOut.appliesTo(record));
-    const ctes = eventCtes(applying, record, params);
+    const ctes = eventCtes(applying, record, params, shape.data);
     const all = callerCtes ? `${callerCtes}, ${ctes.sql}` : ctes.sql;
-    const select = check
-      ? `SELECT queued.deliveries FROM (${ctes.select}) AS queued WHERE ${check}`
-      : ctes.select;
+    const columns = shape.columns ? `, ${shape.columns}` : '';
+    const select =
+      shape.check || columns
+        ? `SELECT queued.deliveries${columns} FROM (${ctes.select}) AS queued` +
+          (shape.check ? ` WHERE ${shape.check}` : '')
+        : ctes.select;
     // A connection keeps each name's text: the statement without a fan-out is named apart.
     const tags = applying.map((fanOut) => fanOut.tag).filter((tag) => tag !== '');
     const named = applying.length === 0 ? `${name}_alone` : [name, ...tags].join('_');
@@ -182,6 +203,26 @@ export class EventsRepository {
     if (records.length === 0) {
       return 0;
     }
+    const params = new SqlParams();
+    return this.writeMany(manager, this.manyStatement(params, records, []), params);
+  }
+
+  /** Runs a manyStatement; answers the number of rows its fan-outs queued. */
+  async writeMany(manager: EntityManager, sql: string, params: SqlParams): Promise<number> {
+    const [result]: { deliveries: number }[] = await manager.query(sql, params.values);
+    return result.deliveries;
+  }
+
+  /**
+   * appendMany's statement with a caller's own writes in it: `WITH <callerCtes>, <the events' CTEs> SELECT
+   * deliveries`, the caller's parameters already in `params` and the events' JSON added after them, so the caller's
+   * change, its events and what they queue are one round trip (the caller runs it: `manager.query(sql,
+   * params.values)`). The caller's CTE names must not be `input`, `event` or a fan-out's.
+   */
+  manyStatement(params: SqlParams, records: EventRecord[], callerCtes: readonly string[]): string {
+    if (records.length === 0) {
+      return `WITH ${callerCtes.join(', ')} SELECT 0 AS deliveries`;
+    }
     const applying = this.fanOuts.filter((fanOut) => records.some((record) => fanOut.appliesTo(record)));
     const extra = applying.flatMap((fanOut) => Object.entries(fanOut.rowColumns ?? {}));
     const columns = EVENT_COLUMNS.map((column) => column.column);
@@ -191,19 +232,19 @@ export class EventsRepository {
       'patterns text[]',
       ...extra.map(([column]) => `${column} text`),
     ];
-    const input = `input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${definition.join(', ')}))`;
-    const insert = `event AS (INSERT INTO events (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM input)`;
-    const queued = applying.map((fanOut) => fanOut.rowsCtes('input'));
-    const sql =
-      `WITH ${[input, insert, ...queued.map((each) => each.sql)].join(', ')} ` +
-      `SELECT ${queued.length === 0 ? '0' : queued.map((each) => each.count).join(' + ')} AS deliveries`;
     const rows = records.map((record) => ({
       ...Object.fromEntries(EVENT_COLUMNS.map((column) => [column.column, record[column.property]])),
       patterns: patternsFor(record.type),
       ...Object.fromEntries(extra.map(([column, value]) => [column, value(record)])),
     }));
-    const [result]: { deliveries: number }[] = await manager.query(sql, [JSON.stringify(rows)]);
-    return result.deliveries;
+    const json = params.add(JSON.stringify(rows), 'jsonb');
+    const input = `input AS (SELECT * FROM jsonb_to_recordset(${json}) AS x(${definition.join(', ')}))`;
+    const insert = `event AS (INSERT INTO events (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM input)`;
+    const queued = applying.map((fanOut) => fanOut.rowsCtes('input'));
+    return (
+      `WITH ${[...callerCtes, input, insert, ...queued.map((each) => each.sql)].join(', ')} ` +
+      `SELECT ${queued.length === 0 ? '0' : queued.map((each) => each.count).join(' + ')} AS deliveries`
+    );
   }
 
   /** A page of the tenant's events, newest first, each rendered by Postgres as EventResponseDto. */

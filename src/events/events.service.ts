@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import type { RenderedPage } from '../common/envelope/envelope';
+import type { SqlParams } from '../database/sql-params';
 import type { Tx } from '../database/transaction-runner';
 import { ListEventsQueryDto } from './dto/list-events-query.dto';
 import { EventRecord } from './event.entity';
@@ -53,6 +54,22 @@ export class EventsService {
   async appendMany(tx: Tx, events: NewEvent[]): Promise<EventRecord[]> {
     const records = events.map((event) => eventRecord(event, tx.scope, this.clock.now()));
     this.queued(tx, await this.events.appendMany(tx.manager, records));
+    return records;
+  }
+
+  /**
+   * appendMany with the caller's own writes in the same statement (EventsRepository.manyStatement): `callerCtes` and
+   * their parameters in `params`, the events after them; one round trip in the caller's transaction.
+   */
+  async appendManyWith(
+    tx: Tx,
+    events: NewEvent[],
+    params: SqlParams,
+    callerCtes: readonly string[],
+  ): Promise<EventRecord[]> {
+    const records = events.map((event) => eventRecord(event, tx.scope, this.clock.now()));
+    const statement = this.events.manyStatement(params, records, callerCtes);
+    this.queued(tx, await this.events.writeMany(tx.manager, statement, params));
     return records;
   }
 

@@ -8,6 +8,7 @@ export {
   EventsRepository,
   type EventCtes,
   type EventPlaceholders,
+  type EventStatementShape,
   type LogEvent,
   type OutboxFanOut,
 } from './events.repository';

@@ -9,7 +9,9 @@ import {
   type RenderedList,
   renderedPage,
 } from '../database/rendered-page';
+import { recordsetInsert } from '../database/entity-columns';
 import { lockForUpdate } from '../database/lock-for-update';
+import type { SqlParams } from '../database/sql-params';
 import { ProvisioningOrder } from './provisioning.entity';
 import { OPEN_ORDER_STATUSES, type OrderAction, type OrderStatus } from './service-status';
 
@@ -24,6 +26,8 @@ export interface OrderFilter {
  * The list, each item OrderDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts holds
  * the two to the same answer).
  */
+const INSERT_ORDERS = recordsetInsert(ProvisioningOrder, 'provisioning_orders');
+
 const ORDER_LIST: RenderedList = {
   name: 'orders_page',
   table: 'provisioning_orders',
@@ -52,6 +56,15 @@ export class ProvisioningOrdersRepository {
    * A new order, due at the database's now(): the clock the worker's claim reads (as a webhook delivery's), whatever
    * the app's Clock says (a test's may stand in another year).
    */
+  /**
+   * insert() as a CTE of a larger statement (a new service's: ServicesService.createIn), its parameter added to
+   * `params`; due at the database's now(), as insert() makes it.
+   */
+  insertCte(params: SqlParams, order: ProvisioningOrder): string {
+    const [rows] = INSERT_ORDERS.params([order]);
+    return `order_row AS (${INSERT_ORDERS.at(params.add(rows), { next_attempt_at: 'now()' })} RETURNING 1)`;
+  }
+
   async insert(manager: EntityManager, order: ProvisioningOrder): Promise<void> {
     await manager.insert(ProvisioningOrder, { ...order, nextAttemptAt: () => 'now()' });
   }

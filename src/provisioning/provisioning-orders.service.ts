@@ -9,7 +9,8 @@ import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import type { AuthContext } from '../common/request-context';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
-import { EventsService } from '../events';
+import type { SqlParams } from '../database/sql-params';
+import { EventsService, type NewEvent } from '../events';
 import { ListOrdersQueryDto, OrderDto } from './dto/order.dto';
 import { ProvisioningOrder, Service } from './provisioning.entity';
 import { ProvisioningOrdersRepository } from './provisioning-orders.repository';
@@ -46,8 +47,55 @@ export class ProvisioningOrdersService {
     action: OrderAction,
     fields: { planId: string; reason?: string | null; changes?: string[] | null },
   ): Promise<ProvisioningOrder> {
+    const order = this.build(service, action, fields);
+    try {
+      await this.orders.insert(tx.manager, order);
+    } catch (error) {
+      throw isUniqueViolation(error, 'uq_provisioning_orders_open_per_service')
+        ? orderInProgress(service.id)
+        : error;
+    }
+    await this.events.append(tx, this.createdEvent(order));
+    this.opened(tx);
+    return order;
+  }
+
+  /**
+   * A new service's activate order written by the service's own statement (ServicesService.createIn): the order, the
+   * CTE that inserts it (its parameter added to `params`) and its `provisioning_order.created`; the caller writes
+   * them, then calls opened(). A new service has no open order, so uq_provisioning_orders_open_per_service holds.
+   */
+  openInStatement(
+    params: SqlParams,
+    service: Service,
+    action: OrderAction,
+    fields: { planId: string },
+  ): { order: ProvisioningOrder; cte: string; event: NewEvent } {
+    const order = this.build(service, action, fields);
+    return { order, cte: this.orders.insertCte(params, order), event: this.createdEvent(order) };
+  }
+
+  /** Once the transaction that opened an order commits, the worker looks for it at once. */
+  opened(tx: Tx): void {
+    tx.afterCommit(() => this.worker.wake());
+  }
+
+  private createdEvent(order: ProvisioningOrder): NewEvent {
+    return {
+      tenantId: order.tenantId,
+      type: 'provisioning_order.created',
+      subjectId: order.id,
+      object: OrderDto.from(order),
+    };
+  }
+
+  private build(
+    service: Service,
+    action: OrderAction,
+    fields: { planId: string; reason?: string | null; changes?: string[] | null },
+  ): ProvisioningOrder {
     const now = this.clock.now();
-    const order = Object.assign(new ProvisioningOrder(), {
+    return Object.assign(new ProvisioningOrder(), {
       tenantId: service.tenantId,
       id: newId('ord', now),
       serviceId: service.id,
@@ -68,21 +116,6 @@ export class ProvisioningOrdersService {
       createdAt: now,
       updatedAt: now,
     });
-    try {
-      await this.orders.insert(tx.manager, order);
-    } catch (error) {
-      throw isUniqueViolation(error, 'uq_provisioning_orders_open_per_service')
-        ? orderInProgress(service.id)
-        : error;
-    }
-    await this.events.append(tx, {
-      tenantId: service.tenantId,
-      type: 'provisioning_order.created',
-      subjectId: order.id,
-      object: OrderDto.from(order),
-    });
-    tx.afterCommit(() => this.worker.wake());
-    return order;
   }
 
   /** Whether the service has an order still open (checked before opening one, for a clear answer). */

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
 import { Page } from '../common/envelope/envelope';
 import { paginate, type PageQueryDto } from '../common/pagination';
+import { recordsetInsert } from '../database/entity-columns';
 import { lockForUpdate } from '../database/lock-for-update';
+import type { SqlParams } from '../database/sql-params';
 import { Service } from './provisioning.entity';
 import type { ServiceStatus } from './service-status';
 import type { SearchPlaceholders } from '../subscribers';
@@ -38,9 +40,17 @@ export function pppoeUsernameSearch({ tenant, pattern, exact }: SearchPlaceholde
   );
 }
 
+const INSERT_SERVICES = recordsetInsert(Service, 'services');
+
 /** The only place the services table is read and written (and servicesTable the way others' statements join it). */
 @Injectable()
 export class ServicesRepository {
+  /** insert() as a CTE of a larger statement (ServicesService.createIn), its parameter added to `params`. */
+  insertCte(params: SqlParams, service: Service): string {
+    const [rows] = INSERT_SERVICES.params([service]);
+    return `service_row AS (${INSERT_SERVICES.at(params.add(rows))} RETURNING 1)`;
+  }
+
   async insert(manager: EntityManager, service: Service): Promise<void> {
     await manager.insert(Service, service);
   }

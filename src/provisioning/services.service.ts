@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../common/errors/postgres-errors';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import type { AuthContext } from '../common/request-context';
+import { SqlParams } from '../database/sql-params';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { EventsService } from '../events';
 import { TenantsService } from '../gateway';
@@ -170,15 +171,20 @@ export class ServicesService {
     });
     // Its addresses from the pools (or static_ipv4 as given, outside every pool), before it is written.
     await this.addressing.assign(tx, service, dto);
-    await this.services.insert(tx.manager, service);
     const answer = ServiceDto.from(service);
-    await this.events.append(tx, {
-      tenantId,
-      type: 'service.created',
-      subjectId: service.id,
-      object: answer,
+    // One statement: the service, its activate order and both their events (with what they queue).
+    const params = new SqlParams();
+    const serviceRow = this.services.insertCte(params, service);
+    const { order, cte, event } = this.orders.openInStatement(params, service, OrderAction.Activate, {
+      planId: plan.id,
     });
-    const order = await this.orders.open(tx, service, OrderAction.Activate, { planId: plan.id });
+    await this.events.appendManyWith(
+      tx,
+      [{ tenantId, type: 'service.created', subjectId: service.id, object: answer }, event],
+      params,
+      [serviceRow, cte],
+    );
+    this.orders.opened(tx);
     if (subscriber.status === SubscriberStatus.Prospect) {
       await this.subscribers.followService(
         tx,

@@ -44,6 +44,11 @@ const BY_ID: PreparedStatement = {
   text: `SELECT ${COLUMN_LIST} FROM subscribers WHERE tenant_id = $1 AND id = $2`,
 };
 
+const BY_ID_FOR_UPDATE: PreparedStatement = {
+  name: 'subscriber_by_id_for_update',
+  text: `${BY_ID.text} FOR UPDATE`,
+};
+
 /** Writes every column but the key and created_at of `subscriber`: its values added to `params`. */
 function updateSubscriber(params: SqlParams, subscriber: Subscriber): PreparedStatement {
   const set = UPDATED.map(({ column, property }) => `${column} = ${params.add(subscriber[property])}`).join(
@@ -124,13 +129,9 @@ export class SubscribersRepository {
     const subscriberCte = `subscriber AS (${insertSubscriber(params, subscriber)})`;
     const claimed = claim?.ctes(params);
     const statement = claimed
-      ? this.events.statement(
-          'subscriber_create_keyed',
-          params,
-          event,
-          `${subscriberCte}, ${claimed.sql}`,
-          claimed.check,
-        )
+      ? this.events.statement('subscriber_create_keyed', params, event, `${subscriberCte}, ${claimed.sql}`, {
+          check: claimed.check,
+        })
       : this.events.statement('subscriber_create', params, event, subscriberCte);
     const rows = await preparedQuery<{ deliveries: number }>(manager, statement, params.values);
     return rows[0].deliveries;
@@ -139,6 +140,12 @@ export class SubscribersRepository {
   /** The tenant's subscriber, or null. */
   async findById(manager: EntityManager, tenantId: string, id: string): Promise<Subscriber | null> {
     const rows = await preparedQuery<SubscriberRow>(manager, BY_ID, [tenantId, id]);
+    return rows.length === 0 ? null : fromRow(rows[0]);
+  }
+
+  /** The tenant's subscriber row-locked until the transaction ends, or null. */
+  async findForUpdate(manager: EntityManager, tenantId: string, id: string): Promise<Subscriber | null> {
+    const rows = await preparedQuery<SubscriberRow>(manager, BY_ID_FOR_UPDATE, [tenantId, id]);
     return rows.length === 0 ? null : fromRow(rows[0]);
   }
 

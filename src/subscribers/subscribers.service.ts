@@ -238,16 +238,19 @@ export class SubscribersService {
   /**
    * For references from other records, in the caller's transaction: 422 invalid_reference naming `field` when the
    * subscriber is not the tenant's, 409 invalid_state_transition when it is archived (unless `archived` is
-   * `'allowed'`: money received from an archived subscriber is still recorded).
+   * `'allowed'`: money received from an archived subscriber is still recorded). With `lock`, the row is locked until
+   * the transaction ends (first in the lock order), in the same statement.
    */
   async assertExists(
     manager: EntityManager,
     tenantId: string,
     id: string,
     field: string,
-    options: { archived?: 'allowed' | 'refused' } = {},
+    options: { archived?: 'allowed' | 'refused'; lock?: boolean } = {},
   ): Promise<Subscriber> {
-    const subscriber = await this.subscribers.findById(manager, tenantId, id);
+    const subscriber = options.lock
+      ? await this.subscribers.findForUpdate(manager, tenantId, id)
+      : await this.subscribers.findById(manager, tenantId, id);
     if (!subscriber) {
       throw new ApiError('invalid_reference', `No subscriber ${id} exists.`, field);
     }

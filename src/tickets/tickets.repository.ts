@@ -12,6 +12,8 @@ import {
 import { rankedPage, type RankedSearch } from '../database/ranked-page';
 import { SqlParams } from '../database/sql-params';
 import { lockForUpdate } from '../database/lock-for-update';
+import { preparedQuery } from '../database/prepared-query';
+import { EventsRepository, type EventRecord } from '../events';
 import { SLA_STOPPED_STATUSES, TicketPriority, TicketStatus, TicketType } from './ticket-status';
 import { Ticket, TicketStatusChange } from './ticket.entity';
 
@@ -69,38 +71,30 @@ function rankedTickets(tenantId: string, text: string, conditions: Condition[]):
 /** The only place the tickets, ticket_status_changes and ticket_counters tables are read and written. */
 @Injectable()
 export class TicketsRepository {
+  constructor(private readonly events: EventsRepository) {}
+
   /**
-   * Writes a new ticket with the tenant's next number and its first status change, in one statement: the counter's
-   * upsert takes the row lock that serialises the tenant's creates until commit (numbers never repeat or skip), so
-   * everything the create reads comes before it and only the event's insert and the commit are left under the lock.
+   * Writes a new ticket with the tenant's next number, its first status change and `ticket.created` (with what the
+   * event queues: the outbox) in one prepared statement; `event`'s object takes the number the statement assigns.
+   * The counter's upsert takes the row lock that serialises the tenant's creates until the statement's transaction
+   * ends (numbers never repeat or skip): outside a transaction of the caller's, that is this statement alone, so
+   * everything the create reads comes before it. Answers the number and how many deliveries were queued.
    */
   async insertNumbered(
     manager: EntityManager,
     ticket: Omit<Ticket, 'number'>,
     change: TicketStatusChange,
-  ): Promise<number> {
-    const rows: { number: number }[] = await manager.query(
-      `WITH counter AS (
-         INSERT INTO ticket_counters (tenant_id, last_number) VALUES ($1, 1)
-         ON CONFLICT (tenant_id) DO UPDATE SET last_number = ticket_counters.last_number + 1
-         RETURNING last_number
-       ), ticket AS (
-         INSERT INTO tickets (tenant_id, id, number, subject, description, type, priority, status, subscriber_id,
-                              assignee, tags, external_id, metadata, due_at, first_response_at, resolved_at,
-                              closed_at, created_at, updated_at)
-         SELECT $1, $2, counter.last_number, $3, $4, $5, $6, $7, $8, $9, $10::text[], $11, $12::jsonb, $13, $14,
-                $15, $16, $17, $18
-         FROM counter
-         RETURNING number
-       ), history AS (
-         INSERT INTO ticket_status_changes (tenant_id, id, ticket_id, from_status, to_status, reason, actor,
-                                            created_at)
-         SELECT $1, $19, $2, $20, $21, $22, $23::jsonb, $24 FROM ticket
-       )
-       SELECT number FROM ticket`,
-      [
-        ticket.tenantId,
-        ticket.id,
+    event: EventRecord,
+  ): Promise<{ number: number; deliveries: number }> {
+    const params = new SqlParams();
+    const tenant = params.add(ticket.tenantId);
+    const id = params.add(ticket.id);
+    const ctes =
+      `counter AS (INSERT INTO ticket_counters (tenant_id, last_number) VALUES (${tenant}, 1) ` +
+      `ON CONFLICT (tenant_id) DO UPDATE SET last_number = ticket_counters.last_number + 1 RETURNING last_number), ` +
+      `ticket AS (INSERT INTO tickets (tenant_id, id, number, subject, description, type, priority, status, ` +
+      `subscriber_id, assignee, tags, external_id, metadata, due_at, first_response_at, resolved_at, closed_at, ` +
+      `created_at, updated_at) SELECT ${tenant}, ${id}, counter.last_number, ${params.list([
         ticket.subject,
         ticket.description,
         ticket.type,
@@ -108,24 +102,29 @@ export class TicketsRepository {
         ticket.status,
         ticket.subscriberId,
         ticket.assignee,
-        ticket.tags,
-        ticket.externalId,
-        JSON.stringify(ticket.metadata),
+      ])}, ${params.add(ticket.tags, 'text[]')}, ${params.add(ticket.externalId)}, ` +
+      `${params.add(JSON.stringify(ticket.metadata), 'jsonb')}, ${params.list([
         ticket.dueAt,
         ticket.firstResponseAt,
         ticket.resolvedAt,
         ticket.closedAt,
         ticket.createdAt,
         ticket.updatedAt,
-        change.id,
-        change.fromStatus,
-        change.toStatus,
-        change.reason,
-        JSON.stringify(change.actor),
-        change.createdAt,
-      ],
+      ])} FROM counter RETURNING number), ` +
+      `history AS (INSERT INTO ticket_status_changes (tenant_id, id, ticket_id, from_status, to_status, reason, ` +
+      `actor, created_at) SELECT ${tenant}, ${params.add(change.id)}, ${id}, ` +
+      `${params.list([change.fromStatus, change.toStatus, change.reason])}, ` +
+      `${params.add(JSON.stringify(change.actor), 'jsonb')}, ${params.add(change.createdAt)} FROM ticket)`;
+    const statement = this.events.statement('ticket_create', params, event, ctes, {
+      data: (data) => `jsonb_set(${data}::jsonb, '{object,number}', (SELECT to_jsonb(number) FROM ticket))`,
+      columns: '(SELECT number FROM ticket) AS number',
+    });
+    const rows = await preparedQuery<{ deliveries: number; number: number }>(
+      manager,
+      statement,
+      params.values,
     );
-    return rows[0].number;
+    return { number: rows[0].number, deliveries: rows[0].deliveries };
   }
 
   findById(manager: EntityManager, tenantId: string, id: string): Promise<Ticket | null> {

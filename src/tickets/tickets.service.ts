@@ -10,7 +10,7 @@ import { newId } from '../common/ids';
 import { mergeMetadata } from '../common/metadata';
 import type { AuthContext } from '../common/request-context';
 import { Tx, TransactionRunner } from '../database/transaction-runner';
-import { EventsService } from '../events';
+import { eventRecord, EventsService } from '../events';
 import { SubscribersService } from '../subscribers';
 import { ChangeTicketStatusDto } from './dto/change-ticket-status.dto';
 import { CreateTicketDto } from './dto/create-ticket.dto';
@@ -61,10 +61,17 @@ export class TicketsService {
     private readonly clock: Clock,
   ) {}
 
-  /** The ticket, its number, its first history entry and `ticket.created`, in one transaction. */
+  /**
+   * The ticket, its number, its first history entry and `ticket.created`: one statement after the SLA's read, so the
+   * tenant's counter row is locked for that statement alone. With an idempotency key to claim, a transaction: the
+   * answer stored with the key carries the number, which only the statement knows.
+   */
   async create(auth: AuthContext, dto: CreateTicketDto): Promise<TicketDetailDto> {
+    const work = (tx: Tx) => this.createIn(tx, auth.tenantId, dto);
     try {
-      return await this.transactionRunner.run(auth, (tx) => this.createIn(tx, auth.tenantId, dto));
+      return await (auth.idempotency?.claimed === false
+        ? this.transactionRunner.run(auth, work)
+        : this.transactionRunner.runStatement(auth, work));
     } catch (error) {
       throw writeError(error, dto.subscriber_id) ?? error;
     }
@@ -94,15 +101,21 @@ export class TicketsService {
       updatedAt: createdAt,
     };
     const created = this.statusChange(tx, fields, null, null);
-    // The number last: its counter row stays locked until commit (docs/tickets.md, "Concurrency").
-    const number = await this.tickets.insertNumbered(tx.manager, fields, created);
+    // The event's object takes its number in the statement that assigns it (0 until then).
+    const event = eventRecord(
+      {
+        tenantId,
+        type: 'ticket.created',
+        subjectId: fields.id,
+        object: TicketDto.from(Object.assign(new Ticket(), { ...fields, number: 0 }), createdAt),
+      },
+      tx.scope,
+      createdAt,
+    );
+    // The number last: its counter row stays locked until the statement commits (docs/tickets.md, "Concurrency").
+    const { number, deliveries } = await this.tickets.insertNumbered(tx.manager, fields, created, event);
+    this.events.queued(tx, deliveries);
     const ticket = Object.assign(new Ticket(), { ...fields, number });
-    await this.events.append(tx, {
-      tenantId,
-      type: 'ticket.created',
-      subjectId: ticket.id,
-      object: TicketDto.from(ticket, this.clock.now()),
-    });
     return TicketDetailDto.withHistory(ticket, [created], this.clock.now());
   }
 

@@ -3,6 +3,7 @@ import { EntityManager, In } from 'typeorm';
 import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { paginate } from '../../common/pagination';
+import { SqlParams } from '../../database/sql-params';
 import { recordsetInsert } from '../../database/entity-columns';
 import { lockForUpdate } from '../../database/lock-for-update';
 import { ListInvoicesQueryDto } from './dto/invoice.dto';
@@ -107,25 +108,33 @@ export class InvoicesRepository {
    * Writes the in-memory payment state (amount paid, status, paid at, updated at) of these invoices of the tenant, in
    * one statement: the allocations of a bill run's batch (auto-apply).
    */
-  async updatePaymentsMany(manager: EntityManager, tenantId: string, invoices: Invoice[]): Promise<void> {
+  /**
+   * Writes the in-memory payment state (amount paid, status, paid_at) of these invoices of the tenant, as a CTE of a
+   * larger statement (AllocatePaymentUseCase.applyPlans), its parameters added to `params`; null when there is none.
+   */
+  paymentsCte(params: SqlParams, tenantId: string, invoices: readonly Invoice[]): string | null {
     if (invoices.length === 0) {
-      return;
+      return null;
     }
-    await manager.query(
-      `UPDATE invoices i SET amount_paid = v.amount_paid, status = v.status, paid_at = v.paid_at,
-              updated_at = v.updated_at
-         FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[], $6::timestamptz[])
-              AS v(id, amount_paid, status, paid_at, updated_at)
-        WHERE i.tenant_id = $1 AND i.id = v.id`,
-      [
-        tenantId,
-        invoices.map((invoice) => invoice.id),
-        invoices.map((invoice) => String(invoice.amountPaid)),
-        invoices.map((invoice) => invoice.status),
-        invoices.map((invoice) => invoice.paidAt),
-        invoices.map((invoice) => invoice.updatedAt),
-      ],
-    );
+    return `invoices_paid AS (UPDATE invoices i SET amount_paid = v.amount_paid, status = v.status,
+              paid_at = v.paid_at, updated_at = v.updated_at
+         FROM unnest(${params.add(
+           invoices.map((invoice) => invoice.id),
+           'text[]',
+         )}, ${params.add(
+           invoices.map((invoice) => String(invoice.amountPaid)),
+           'bigint[]',
+         )}, ${params.add(
+           invoices.map((invoice) => invoice.status),
+           'text[]',
+         )}, ${params.add(
+           invoices.map((invoice) => invoice.paidAt),
+           'timestamptz[]',
+         )}, ${params.add(
+           invoices.map((invoice) => invoice.updatedAt),
+           'timestamptz[]',
+         )}) AS v(id, amount_paid, status, paid_at, updated_at)
+        WHERE i.tenant_id = ${params.add(tenantId)} AND i.id = v.id RETURNING 1)`;
   }
 
   /** A bill run batch's invoices, one statement. */

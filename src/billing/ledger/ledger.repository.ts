@@ -127,20 +127,38 @@ export class LedgerRepository {
     return rows.map((row) => ({ currency: row.currency, balance: Number(row.balance) }));
   }
 
-  /** Whether the subscriber's `sum` in this currency is past `limit`. */
-  async sumExceeds(
+  /**
+   * Inserts the entry unless the subscriber's `sum` in its currency (the posting's own rows, written before, counted)
+   * is past `limit`, in one statement: true when it is (nothing written; the caller's transaction must not go on).
+   * Run after the posting's addToBalance, whose row lock makes concurrent postings' rows visible to its snapshot.
+   */
+  async insertEntryWithin(
     manager: EntityManager,
     sum: BalanceSum,
-    key: BalanceKey,
+    row: LedgerEntry,
     limit: number,
   ): Promise<boolean> {
-    const [row]: { over: boolean }[] = await manager.query(`SELECT ${sumSql(sum, '$3')} > $4 AS over`, [
-      key.tenantId,
-      key.subscriberId,
-      key.currency,
-      limit,
-    ]);
-    return row.over;
+    const [result]: { over: boolean }[] = await manager.query(
+      `WITH guard AS (SELECT ${sumSql(sum, '$3')} > $4 AS over),
+       entry AS (
+         INSERT INTO ledger_entries (tenant_id, id, subscriber_id, currency, type, amount, balance_after, source_id,
+                                     created_at)
+         SELECT $1, $5, $2, $3, $6, $7, $8, $9, $10 FROM guard WHERE NOT guard.over RETURNING 1)
+       SELECT over FROM guard`,
+      [
+        row.tenantId,
+        row.subscriberId,
+        row.currency,
+        limit,
+        row.id,
+        row.type,
+        row.amount,
+        row.balanceAfter,
+        row.sourceId,
+        row.createdAt,
+      ],
+    );
+    return result.over;
   }
 
   async insertEntry(manager: EntityManager, row: LedgerEntry): Promise<LedgerEntry> {

@@ -49,9 +49,8 @@ export class LedgerService {
         'amount',
       );
     }
-    await this.assertSumsSafe(manager, posting);
     const now = this.clock.now();
-    return this.entries.insertEntry(manager, {
+    const entry = Object.assign(new LedgerEntry(), {
       id: newId('led', now),
       tenantId: posting.tenantId,
       subscriberId: posting.subscriberId,
@@ -62,22 +61,22 @@ export class LedgerService {
       sourceId: posting.sourceId,
       createdAt: now,
     });
-  }
-
-  /**
-   * The balance endpoint also sums what open invoices ask and what payments and credits leave unallocated; a posting
-   * that raises one of those sums past MAX_AMOUNT is refused like one that would overflow the balance. It runs under
-   * the balance row lock post() holds, so concurrent postings of this subscriber and currency see each other's rows.
-   */
-  private async assertSumsSafe(manager: EntityManager, posting: LedgerPosting): Promise<void> {
+    // The balance endpoint also sums what open invoices ask and what payments and credits leave unallocated; a
+    // posting that raises one of those sums past MAX_AMOUNT is refused like one that would overflow the balance. The
+    // entry's statement checks it, under the balance row lock addToBalance took, so concurrent postings of this
+    // subscriber and currency see each other's rows.
     const guard = SUM_GUARDS[posting.type];
-    if (guard && (await this.entries.sumExceeds(manager, guard.sum, posting, MAX_AMOUNT))) {
+    if (!guard) {
+      return this.entries.insertEntry(manager, entry);
+    }
+    if (await this.entries.insertEntryWithin(manager, guard.sum, entry, MAX_AMOUNT)) {
       throw new ApiError(
         'validation_failed',
         `This would take the subscriber's ${guard.what} in ${posting.currency} beyond ${MAX_AMOUNT}, the largest amount kept.`,
         guard.field,
       );
     }
+    return entry;
   }
 
   /** What the subscriber owes, per currency with a balance above 0, read in the caller's transaction. */

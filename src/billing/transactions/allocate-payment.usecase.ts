@@ -5,6 +5,7 @@ import { EntityManager } from 'typeorm';
 import { Clock, utcDay } from '../../common/clock';
 import { ApiError } from '../../common/errors/api-error';
 import { newId } from '../../common/ids';
+import { SqlParams } from '../../database/sql-params';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
 import { EventsService, type NewEvent } from '../../events';
 import { InvoiceDto } from '../invoices/dto/invoice-response.dto';
@@ -207,12 +208,11 @@ export class AllocatePaymentUseCase {
   }
 
   /**
-   * Writes several plans of one tenant at once, in the order given, as applyPlan would one after the other, with
-   * four statements however many (auto-apply over a bill run's batch): the allocations, the transactions' allocated
-   * amounts, the invoices' payment state, and the events, each event's object as it stood at its point of the order.
+   * Writes several plans of one tenant at once, in the order given, as applyPlan would one after the other, with one
+   * statement however many (auto-apply over a bill run's batch): the allocations, the transactions' allocated amounts,
+   * the invoices' payment state, and the events, each event's object as it stood at its point of the order.
    */
   async applyPlans(tx: Tx, plans: Map<Transaction, PlannedAllocation[]>): Promise<Allocation[]> {
-    const { manager } = tx;
     const now = this.clock.now();
     const made: Allocation[] = [];
     const events: NewEvent[] = [];
@@ -262,11 +262,14 @@ export class AllocatePaymentUseCase {
     if (made.length === 0) {
       return made;
     }
+    // One statement: the allocations, the money's allocated amounts, the invoices' payment state and the events.
     const tenantId = made[0].tenantId;
-    await this.transactions.insertAllocations(manager, made);
-    await this.transactions.updateAllocatedMany(manager, tenantId, [...plans.keys()]);
-    await this.invoices.updatePaymentsMany(manager, tenantId, [...touched]);
-    await this.events.appendMany(tx, events);
+    const params = new SqlParams();
+    const writes = [
+      ...this.transactions.appliedCtes(params, tenantId, made, [...plans.keys()]),
+      this.invoices.paymentsCte(params, tenantId, [...touched]),
+    ].filter((cte): cte is string => cte !== null);
+    await this.events.appendManyWith(tx, events, params, writes);
     return made;
   }
 }

@@ -4,6 +4,9 @@ import { Page } from '../../common/envelope/envelope';
 import { ApiError } from '../../common/errors/api-error';
 import { paginate } from '../../common/pagination';
 import { recordsetInsert } from '../../database/entity-columns';
+import { preparedQuery } from '../../database/prepared-query';
+import { SqlParams } from '../../database/sql-params';
+import { EventsRepository, type EventRecord } from '../../events';
 import { ListTransactionsQueryDto } from './dto/transaction.dto';
 import { sqlList } from '../ledger/ledger.repository';
 import { subscriberProfileOn } from '../profiles/billing-profiles.repository';
@@ -23,6 +26,26 @@ const INSERT_ALLOCATIONS = recordsetInsert(Allocation, 'allocations');
 /** The only place the transactions and allocations tables are read and written. */
 @Injectable()
 export class TransactionsRepository {
+  constructor(private readonly events: EventsRepository) {}
+
+  /**
+   * A new transaction and its event (`transaction.created`, whose object `objectOf` makes from the transaction), with
+   * what the event queues (the outbox), in one statement of the caller's transaction.
+   */
+  async insertWithEvent(
+    manager: EntityManager,
+    row: TransactionRow,
+    eventOf: (transaction: Transaction) => EventRecord,
+  ): Promise<{ transaction: Transaction; deliveries: number }> {
+    const transaction = Object.assign(new Transaction(), { ...row, autoApply: row.autoApply ?? true });
+    const params = new SqlParams();
+    const [rows] = INSERT_TRANSACTIONS.params([transaction]);
+    const insert = `transaction_row AS (${INSERT_TRANSACTIONS.at(params.add(rows))} RETURNING 1)`;
+    const statement = this.events.statement('transaction_create', params, eventOf(transaction), insert);
+    const [result] = await preparedQuery<{ deliveries: number }>(manager, statement, params.values);
+    return { transaction, deliveries: result.deliveries };
+  }
+
   async insert(manager: EntityManager, row: TransactionRow): Promise<Transaction> {
     const transaction = manager.create(Transaction, { ...row, autoApply: row.autoApply ?? true });
     await manager.insert(Transaction, transaction);
@@ -144,25 +167,31 @@ export class TransactionsRepository {
     return allocations;
   }
 
-  /** Writes the in-memory allocated amounts of these transactions of the tenant, in one statement. */
-  async updateAllocatedMany(
-    manager: EntityManager,
+  /**
+   * The CTEs of an application of money written as part of a larger statement (AllocatePaymentUseCase.applyPlans): the
+   * new allocations, and the in-memory allocated amounts of these transactions of the tenant; their parameters added
+   * to `params`.
+   */
+  appliedCtes(
+    params: SqlParams,
     tenantId: string,
-    transactions: Transaction[],
-  ): Promise<void> {
-    if (transactions.length === 0) {
-      return;
-    }
-    await manager.query(
-      `UPDATE transactions t SET allocated_amount = v.allocated
-         FROM unnest($2::text[], $3::bigint[]) AS v(id, allocated)
-        WHERE t.tenant_id = $1 AND t.id = v.id`,
-      [
-        tenantId,
-        transactions.map((transaction) => transaction.id),
-        transactions.map((transaction) => String(transaction.allocatedAmount)),
-      ],
-    );
+    allocations: readonly Allocation[],
+    transactions: readonly Transaction[],
+  ): string[] {
+    const [rows] = INSERT_ALLOCATIONS.params(allocations);
+    return [
+      `allocations_made AS (${INSERT_ALLOCATIONS.at(params.add(rows))} RETURNING 1)`,
+      `transactions_allocated AS (UPDATE transactions t SET allocated_amount = v.allocated
+         FROM unnest(${params.add(
+           transactions.map((transaction) => transaction.id),
+           'text[]',
+         )},
+                     ${params.add(
+                       transactions.map((transaction) => String(transaction.allocatedAmount)),
+                       'bigint[]',
+                     )}) AS v(id, allocated)
+        WHERE t.tenant_id = ${params.add(tenantId)} AND t.id = v.id RETURNING 1)`,
+    ];
   }
 
   /**

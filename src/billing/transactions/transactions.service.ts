@@ -8,7 +8,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { isUniqueViolation } from '../../common/errors/postgres-errors';
 import { newId } from '../../common/ids';
 import { TransactionRunner, type Tx } from '../../database/transaction-runner';
-import { EventsService } from '../../events';
+import { eventRecord, EventsService } from '../../events';
 import { SubscribersService, type Subscriber } from '../../subscribers';
 import { ChargeSource } from '../charges/charge.entity';
 import { ChargesService } from '../charges/charges.service';
@@ -123,6 +123,11 @@ export class TransactionsService {
     const isRefund = dto.kind === TransactionKind.Refund;
     // Money that really moved (a payment, a refund of one) is recorded for an archived subscriber too.
     const received = dto.kind === TransactionKind.Payment || isRefund;
+    // Auto-apply (docs/billing.md): money received pays what is owed at once, oldest due first. The subscriber's row
+    // lock (first in the lock order) queues it with the invoices issued to the subscriber, which take it too, so a
+    // payment and an invoice recorded at the same moment always meet, whichever commits first. Money that may be
+    // auto-applied takes it with the subscriber's read (one statement), before its profile says whether it will be.
+    const allocatable = ALLOCATABLE_KINDS.includes(dto.kind);
     const subscriber = await this.subscribers.assertExists(
       manager,
       tenantId,
@@ -130,28 +135,29 @@ export class TransactionsService {
       'subscriber_id',
       {
         archived: received ? 'allowed' : 'refused',
+        lock: allocatable && dto.auto_apply !== false,
       },
     );
-    // Auto-apply (docs/billing.md): money received pays what is owed at once, oldest due first. The subscriber's row
-    // lock (first in the lock order) queues it with the invoices issued to the subscriber, which take it too, so a
-    // payment and an invoice recorded at the same moment always meet, whichever commits first.
-    const allocatable = ALLOCATABLE_KINDS.includes(dto.kind);
     const autoApply =
       allocatable && (dto.auto_apply ?? (await this.autoApplyOf(manager, tenantId, subscriber)));
-    if (autoApply) {
-      await this.subscribers.lockIn(manager, tenantId, subscriber.id);
-    }
-    const row = transactionRow(tenantId, dto, this.clock.now());
+    const now = this.clock.now();
+    const row = transactionRow(tenantId, dto, now);
     if (isRefund) {
       await this.drawRefund(tx, row);
     }
-    const transaction = await this.transactions.insert(manager, row);
-    await this.events.append(tx, {
-      tenantId,
-      type: 'transaction.created',
-      subjectId: transaction.id,
-      object: TransactionDto.from(transaction),
-    });
+    const { transaction, deliveries } = await this.transactions.insertWithEvent(manager, row, (created) =>
+      eventRecord(
+        {
+          tenantId,
+          type: 'transaction.created',
+          subjectId: created.id,
+          object: TransactionDto.from(created),
+        },
+        tx.scope,
+        now,
+      ),
+    );
+    this.events.queued(tx, deliveries);
     // Applied before the ledger posting: it locks invoices, and the balance row is always the last lock taken.
     const allocations = autoApply ? await this.allocator.applyOldestFirst(tx, transaction) : [];
     if (transaction.kind === TransactionKind.Debit) {
