@@ -291,6 +291,18 @@ function samples(): Record<string, Sample[]> {
       },
       {
         title:
+          'SubscriberSearchRepository.page: GET /subscribers?q=Subscriber 4711, only the rare word through the index',
+        run: (m) =>
+          search.page(
+            m,
+            TENANT,
+            { text: 'Subscriber 4711', e164: null, phoneDigits: null, rareWords: ['4711'] },
+            {},
+            page(),
+          ),
+      },
+      {
+        title:
           'SubscriberSearchRepository.page: GET /subscribers?q=+1 415 555 0123&status=a,b&starting_after=',
         run: (m) =>
           search.page(

@@ -46,6 +46,11 @@ export interface SubscriberSearch {
   e164: string | null;
   /** The digits of a phone-like text: a substring of the stored phone. */
   phoneDigits: string | null;
+  /**
+   * The words the trigram index looks up instead of the whole text (rareWords, search-text-sample.ts), in the text's
+   * order; the rows found are then checked for the whole text. Null (or absent): the whole text, as LIKE.
+   */
+  rareWords?: string[] | null;
 }
 
 /** `%`, `_` and the escape character itself, taken literally by LIKE. */
@@ -79,7 +84,15 @@ export class SubscriberSearchRepository {
     const exact = `lower(${raw})`;
     const pattern = `'%' || lower(${params.add(likeLiteral(search.text), 'text')}) || '%'`;
     const text = searchTextSql('s');
-    const matches = [`${text} LIKE ${pattern}`];
+    // With `indexed`, the index takes only the rare words; the whole text is checked with strpos (the same test as
+    // the LIKE of a pattern without wildcards), which no index takes, so the planner keeps it out of the index scan
+    // and checks it on the rows found, instead of reading the posting lists of every common word's trigrams.
+    const matches = [
+      search.rareWords?.length
+        ? `(${text} LIKE '%' || lower(${params.add(search.rareWords.map(likeLiteral).join('%'), 'text')}) || '%' ` +
+          `AND strpos(${text}, ${exact}) > 0)`
+        : `${text} LIKE ${pattern}`,
+    ];
     const keys = [`s.external_id = ${raw}`, `s.email_normalized = ${exact}`];
     if (search.phoneDigits !== null && search.phoneDigits !== search.text.toLowerCase()) {
       matches.push(`${text} LIKE ${params.add(`%${search.phoneDigits}%`, 'text')}`);

@@ -6,6 +6,7 @@ import { SubscribersRepository } from './subscribers.repository';
 import { SubscribersService } from './subscribers.service';
 import { SubscriberSearchRepository } from './subscriber-search.repository';
 import { SubscribersPurge } from './subscribers-purge';
+import { SearchTextStatistics } from './search-text-sample';
 
 @Module({
   imports: [EventsModule],
@@ -15,6 +16,7 @@ import { SubscribersPurge } from './subscribers-purge';
     SubscriberImportsService,
     SubscribersRepository,
     SubscriberSearchRepository,
+    SearchTextStatistics,
     SubscribersPurge,
   ],
   exports: [SubscribersService, SubscriberImportsService, SubscribersPurge],

@@ -25,6 +25,7 @@ import { type OutstandingBalancePolicy, SUBSCRIBER_FOLLOWS_SERVICE } from './sub
 import { SubscribersRepository } from './subscribers.repository';
 import { SubscriberSearchRepository, type SubscriberSearchSource } from './subscriber-search.repository';
 import { phoneDigits, toE164 } from './phone';
+import { rareWords, SearchTextStatistics } from './search-text-sample';
 
 @Injectable()
 export class SubscribersService {
@@ -36,6 +37,7 @@ export class SubscribersService {
     private readonly events: EventsService,
     private readonly subscribers: SubscribersRepository,
     private readonly search: SubscriberSearchRepository,
+    private readonly searchStatistics: SearchTextStatistics,
     private readonly clock: Clock,
   ) {}
 
@@ -261,7 +263,7 @@ export class SubscribersService {
   }
 
   /** The list, newest first; with `q`, the search, best match first (docs/decisions.md, "Search"). */
-  list(tenantId: string, query: ListSubscribersQueryDto): Promise<RenderedPage> {
+  async list(tenantId: string, query: ListSubscribersQueryDto): Promise<RenderedPage> {
     const filter = {
       statuses: query.status,
       externalId: query.external_id,
@@ -271,8 +273,15 @@ export class SubscribersService {
     if (query.q === undefined) {
       return this.subscribers.page(this.dataSource.manager, tenantId, filter, query);
     }
-    const search = { text: query.q, e164: toE164(query.q), phoneDigits: phoneDigits(query.q) };
-    return this.search.page(this.dataSource.manager, tenantId, search, filter, query);
+    const manager = this.dataSource.manager;
+    const sample = await this.searchStatistics.sample(manager);
+    const search = {
+      text: query.q,
+      e164: toE164(query.q),
+      phoneDigits: phoneDigits(query.q),
+      rareWords: rareWords(query.q, sample),
+    };
+    return this.search.page(manager, tenantId, search, filter, query);
   }
 
   /** Registers another module's rows that find subscribers by `q` (provisioning: its services' PPPoE usernames). */

@@ -5,6 +5,8 @@ import { bearer } from '../support/factories';
 import { createService, PROVISIONING_SCOPES } from '../support/provisioning-factory';
 import { createSubscriber, type SubscriberRecord } from '../support/subscriber-factory';
 import { createTenantWithToken, type TenantWithToken, type TestApp, tenantSuite } from '../support/test-app';
+import { type SearchTextSample, SearchTextStatistics } from '../../src/subscribers/search-text-sample';
+import { SubscriberSearchRepository } from '../../src/subscribers/subscriber-search.repository';
 
 /** A word no other subscriber of the run holds, so a search finds only what the test made. */
 const word = (prefix: string) => `${prefix}${randomBytes(4).toString('hex')}`;
@@ -138,6 +140,108 @@ describe('GET /api/v1/subscribers?q= (search)', () => {
     for (const q of ['%%%', '___', '\\\\\\', "'; DROP TABLE subscribers; --", '"""', '🙂🙂🙂']) {
       expectList(await search({ q }));
     }
+  });
+
+  describe('only the rare words through the index (docs/decisions.md, "Search")', () => {
+    let own: TenantWithToken;
+    let common: string;
+    const made: Record<string, string> = {};
+    beforeAll(async () => {
+      own = await createTenantWithToken(t, PROVISIONING_SCOPES);
+      // Letters only, so no digit of it matches the rare words'.
+      common = word('Seedling').replace(/[0-9]/g, (digit) => 'ghijklmnop'[Number(digit)]);
+      const names: Record<string, string> = {
+        exact: `Seed ${common} 4711`,
+        longer: `Seed ${common} 47110`,
+        inside: `Seed ${common} 14711`,
+        reversed: `Other 4711 ${common}`,
+        short: `Seed ${common} 471`,
+        hyphen: `Seed ${common}-4711 Ltd`,
+        accents: `Zoë ${common} ÆRØSKØBING`,
+        alone: 'Nobody 4711',
+      };
+      for (const [key, name] of Object.entries(names)) {
+        made[key] = (await createSubscriber(t, own.token, { full_name: name, external_id: `ext-${key}` })).id;
+      }
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    /** A sample of `count` values, each holding every one of `words` (lower-cased, as the index's values are). */
+    const sampleHolding = (words: string[], count = 100): SearchTextSample =>
+      Array.from({ length: count }, (_, i) => ({
+        text: `${words.join(' ')} ${i}`.toLowerCase(),
+        share: 1 / count,
+      }));
+
+    /** What a search answers (ids in order) with `sample` as the statistics, and the rare words it looked up. */
+    async function withSample(q: string, sample: SearchTextSample) {
+      jest.spyOn(t.app.get(SearchTextStatistics), 'sample').mockResolvedValue(sample);
+      const page = jest.spyOn(t.app.get(SubscriberSearchRepository), 'page');
+      const res = await search({ q, limit: '100' }, own.token);
+      expectList(res);
+      const [, , looked] = page.mock.calls[0];
+      jest.restoreAllMocks();
+      return {
+        ids: (res.body.data as SubscriberRecord[]).map((item) => item.id),
+        rare: looked.rareWords ?? null,
+      };
+    }
+
+    it.each([
+      ['a common word and a rare one', (c: string) => `${c} 4711`, ['4711'], ['exact', 'longer']],
+      ['a rare word and a common one', (c: string) => `4711 ${c}`, ['4711'], ['reversed']],
+      ['a common word, punctuation and a rare word', (c: string) => `${c}-4711`, ['4711'], ['hyphen']],
+      [
+        'only common words',
+        (c: string) => `seed ${c}`,
+        null,
+        ['exact', 'longer', 'inside', 'short', 'hyphen'],
+      ],
+      ['only a rare word', () => '4711', null, ['exact', 'longer', 'inside', 'reversed', 'hyphen', 'alone']],
+      ['a common word and a short one', (c: string) => `${c} 47`, null, ['exact', 'longer', 'short']],
+      [
+        'a common word in capitals and a rare accented one',
+        (c: string) => `${c.toUpperCase()} æRøSKØbing`,
+        ['æRøSKØbing'],
+        ['accents'],
+      ],
+      ['an accented word written without its accent', (c: string) => `Zoe ${c}`, ['Zoe'], []],
+    ])('should answer %s exactly as the whole text through the index does', async (_what, q, rare, keys) => {
+      const text = q(common);
+      const today = await withSample(text, null);
+      const sampled = await withSample(text, sampleHolding(['seed', common]));
+      expect(today.rare).toBeNull();
+      expect(sampled.rare).toEqual(rare);
+      expect(sampled.ids).toEqual(today.ids);
+      expect([...today.ids].sort()).toEqual(keys.map((key) => made[key]).sort());
+    });
+
+    it('should rank the same either way, and keep the whole text when every word is common', async () => {
+      const text = `${common} 4711`;
+      const today = await withSample(text, null);
+      expect(today.ids).toEqual([made.exact, made.longer]);
+      expect((await withSample(text, sampleHolding(['seed', common]))).ids).toEqual(today.ids);
+      const allCommon = await withSample(text, sampleHolding([common, '4711']));
+      expect(allCommon.rare).toBeNull();
+      expect(allCommon.ids).toEqual(today.ids);
+      const tooFew = await withSample(text, sampleHolding(['seed', common], 5));
+      expect(tooFew.rare).toBeNull();
+      expect(tooFew.ids).toEqual(today.ids);
+    });
+
+    it("should read the sample from the table's statistics once it is analyzed", async () => {
+      await t.dataSource.query('ANALYZE subscribers');
+      const sample = await t.app.get(SearchTextStatistics).read(t.dataSource.manager);
+      expect(sample).not.toBeNull();
+      expect(sample!.length).toBeGreaterThan(0);
+      for (const value of sample!) {
+        expect(value.text).toBe(value.text.toLowerCase());
+        expect(value.share).toBeGreaterThan(0);
+      }
+      const total = sample!.reduce((sum, value) => sum + value.share, 0);
+      expect(total).toBeGreaterThan(0.99);
+      expect(total).toBeLessThan(1.01);
+    });
   });
 
   it.each([
