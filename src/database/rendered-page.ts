@@ -69,18 +69,8 @@ function statementFor(list: RenderedList, text: string, prepared: boolean): Prep
   return statement;
 }
 
-/**
- * The keyset page with its items rendered as JSON by Postgres, in one prepared statement that answers one row: the
- * page's items as one JSON array (text, so `pg` parses nothing of it), whether more follow, and the last item's
- * cursor. The app builds no object per row and serialises nothing again: the envelope splices the array in. For the
- * long lists, where parsing rows, mapping them and serialising them again was most of a page's cost. Newest first.
- */
-export async function renderedPage(
-  manager: EntityManager,
-  list: RenderedList,
-  conditions: Condition[],
-  query: PageQueryDto,
-): Promise<RenderedPage> {
+/** The WHERE of a keyset page (its conditions, created range and cursor), its parameters, the limit's placeholder. */
+function pageWhere(list: RenderedList, conditions: Condition[], query: PageQueryDto) {
   const a = list.alias;
   const prepared = conditions.every((condition) => condition.indexed);
   const all = [...conditions];
@@ -96,7 +86,23 @@ export async function renderedPage(
   }
   const params = new SqlParams();
   const limit = params.add(query.limit, 'int');
-  const where = conditionsSql(params, all);
+  return { text: conditionsSql(params, all), params, limit, prepared };
+}
+
+/**
+ * The keyset page with its items rendered as JSON by Postgres, in one prepared statement that answers one row: the
+ * page's items as one JSON array (text, so `pg` parses nothing of it), whether more follow, and the last item's
+ * cursor. The app builds no object per row and serialises nothing again: the envelope splices the array in. For the
+ * long lists, where parsing rows, mapping them and serialising them again was most of a page's cost. Newest first.
+ */
+export async function renderedPage(
+  manager: EntityManager,
+  list: RenderedList,
+  conditions: Condition[],
+  query: PageQueryDto,
+): Promise<RenderedPage> {
+  const a = list.alias;
+  const { text: where, params, limit, prepared } = pageWhere(list, conditions, query);
   const order = `${a}.created_at DESC, ${a}.id DESC`;
   const text =
     `SELECT coalesce(json_agg(p.item ORDER BY p.n) FILTER (WHERE p.n <= ${limit}), '[]')::text AS items, ` +
@@ -119,4 +125,88 @@ export async function renderedPage(
         ? encodeCursor(new Date(row.cursor_at), row.cursor_id)
         : null,
   });
+}
+
+/**
+ * `text` (an SQL text expression, NULL allowed) as a CSV text field, as csv-write's csvField writes a string: empty
+ * for NULL; neutralised (a leading `'`, quoted) when it starts with `=`, `+`, `-`, `@`, tab or CR; quoted when it
+ * holds `"`, `,`, CR or LF. For the records of a RenderedCsv.
+ */
+export function csvTextSql(text: string): string {
+  const quoted = (prefix: string) => `'"${prefix}' || replace(${text}, '"', '""') || '"'`;
+  return (
+    `CASE WHEN ${text} IS NULL THEN '' WHEN ${text} ~ '^[-=+@\\t\\r]' THEN ${quoted("''")} ` +
+    `WHEN ${text} ~ '[",\\r\\n]' THEN ${quoted('')} ELSE ${text} END`
+  );
+}
+
+/**
+ * A list's rows as CSV records rendered by Postgres (renderedCsvPage): the SQL of one row's record (its fields
+ * comma-separated, ending with CRLF) and of whether that record is, byte for byte, the one csv-write gives for the
+ * row's JSON item (false sends the page back to the JSON path, see ExportPage).
+ */
+export interface RenderedCsv {
+  record: string;
+  exact: string;
+}
+
+/**
+ * The most UTF-8 bytes of records gathered into one string of a CSV page (one more record may end it): as a V8
+ * string at most twice that (two bytes a character), under the collector's regular-object size (128 KiB), so it
+ * is allocated young and dies young (docs/performance.md, "Peak RSS against old-space growth").
+ */
+export const CSV_CHUNK_BYTES = 32 * 1024;
+
+/** A keyset page rendered as CSV text: its records in chunks of about CSV_CHUNK_BYTES. */
+export interface CsvPage {
+  chunks: string[];
+  /** False: some record is not what csv-write would write; render this page from its JSON items instead. */
+  exact: boolean;
+  next_cursor: string | null;
+}
+
+/**
+ * The keyset page of renderedPage (the same conditions, order and cursor), its rows as CSV records rendered by
+ * Postgres and answered as a few rows of text, each at most CSV_CHUNK_BYTES and a record, then a last row with
+ * whether more follow and the cursor. For the exports: no row becomes an object in the app, and no string of the
+ * page is large enough to be allocated outside the young generation.
+ */
+export async function renderedCsvPage(
+  manager: EntityManager,
+  list: RenderedList,
+  csv: RenderedCsv,
+  conditions: Condition[],
+  query: PageQueryDto,
+): Promise<CsvPage> {
+  const a = list.alias;
+  const { text: where, params, limit, prepared } = pageWhere(list, conditions, query);
+  const order = `${a}.created_at DESC, ${a}.id DESC`;
+  const text =
+    `WITH p AS (SELECT q.record, q.exact, q.n, q.cursor_at, q.cursor_id, ` +
+    `(sum(octet_length(q.record)) OVER (ORDER BY q.n ROWS UNBOUNDED PRECEDING) - 1) / ${CSV_CHUNK_BYTES} AS chunk ` +
+    `FROM (SELECT ${csv.record} AS record, ${csv.exact} AS exact, row_number() OVER (ORDER BY ${order}) AS n, ` +
+    `${isoTimestampSql(`${a}.created_at`)} AS cursor_at, ${a}.id AS cursor_id ` +
+    `FROM ${list.table} ${a} WHERE ${where} ORDER BY ${order} LIMIT ${limit} + 1) q) ` +
+    `SELECT p.chunk, string_agg(p.record, '' ORDER BY p.n) AS csv, bool_and(p.exact) AS exact, ` +
+    `NULL::boolean AS has_more, NULL::text AS cursor_at, NULL::text AS cursor_id FROM p WHERE p.n <= ${limit} GROUP BY p.chunk ` +
+    `UNION ALL SELECT NULL, NULL, NULL, count(*) > ${limit}, max(p.cursor_at) FILTER (WHERE p.n = ${limit}), ` +
+    `max(p.cursor_id) FILTER (WHERE p.n = ${limit}) FROM p ORDER BY 1 NULLS LAST`;
+  const rows = await preparedQuery<{
+    chunk: string | null;
+    csv: string | null;
+    exact: boolean | null;
+    has_more: boolean | null;
+    cursor_at: string | null;
+    cursor_id: string | null;
+  }>(manager, statementFor({ ...list, name: `${list.name}_csv` }, text, prepared), params.values);
+  const last = rows[rows.length - 1];
+  const chunks = rows.slice(0, -1);
+  return {
+    chunks: chunks.map((row) => row.csv ?? ''),
+    exact: chunks.every((row) => row.exact === true),
+    next_cursor:
+      last.has_more && last.cursor_at && last.cursor_id
+        ? encodeCursor(new Date(last.cursor_at), last.cursor_id)
+        : null,
+  };
 }

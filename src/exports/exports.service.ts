@@ -27,7 +27,7 @@ const pageOf = <Q extends object>(query: Q, cursor: string | undefined) => ({
 });
 
 /** A page Postgres rendered as JSON (the long lists): its items parsed, one page at a time. */
-function rendered<T>(page: RenderedPage): ExportPage<T> {
+function rendered<T>(page: RenderedPage): { items: T[]; next: string | null } {
   return { items: JSON.parse(page.itemsJson) as T[], next: page.pagination.next_cursor };
 }
 
@@ -50,9 +50,16 @@ export class ExportsService {
   ) {}
 
   subscribersCsv(tenantId: string, query: ExportSubscribersQueryDto): Promise<StreamableFile> {
-    return csvAnswer('subscribers', this.clock.today(), SUBSCRIBER_COLUMNS, async (cursor) =>
-      rendered<SubscriberDto>(await this.subscribers.list(tenantId, pageOf(query, cursor))),
-    );
+    // Postgres writes the records (no row becomes an object here); a search, or a page with a value it would write
+    // otherwise than csv-write (SUBSCRIBER_CSV's `exact`), is written here from the list's JSON items.
+    return csvAnswer('subscribers', this.clock.today(), SUBSCRIBER_COLUMNS, async (cursor) => {
+      const pageQuery = pageOf(query, cursor);
+      const csv = await this.subscribers.csvPage(tenantId, pageQuery);
+      if (csv?.exact) {
+        return { chunks: csv.chunks, next: csv.next_cursor };
+      }
+      return rendered<SubscriberDto>(await this.subscribers.list(tenantId, pageQuery));
+    });
   }
 
   invoicesCsv(tenantId: string, query: ExportInvoicesQueryDto): Promise<StreamableFile> {

@@ -5,8 +5,12 @@ import type { ClaimInStatement } from '../common/request-context';
 import { type PageQueryDto } from '../common/pagination';
 import {
   type Condition,
+  type CsvPage,
+  csvTextSql,
   isoTimestampSql,
   oneOf,
+  type RenderedCsv,
+  renderedCsvPage,
   type RenderedList,
   renderedPage,
 } from '../database/rendered-page';
@@ -87,6 +91,50 @@ export const SUBSCRIBER_LIST: RenderedList = {
     'tax_exempt', s.tax_exempt, 'tax_exempt_reason', s.tax_exempt_reason, 'tax_id', s.tax_id)`,
 };
 
+/** A JSON number's text (jsonb's) that JavaScript writes back the same: plain, at most 15 significant digits. */
+const PLAIN_NUMBER = (text: string) =>
+  `(${text} ~ '^-?(0|[1-9][0-9]{0,20})(\\.[0-9]*[1-9])?$' AND length(trim(BOTH '0' FROM translate(${text}, '-.', ''))) <= 15 ` +
+  `AND (${text}::numeric = 0 OR abs(${text}::numeric) >= 0.000001))`;
+
+/** A metadata key JavaScript orders first (an array index), as a number; NULL for any other key. */
+const INDEX_KEY = `CASE WHEN m.key ~ '^(0|[1-9][0-9]{0,9})$' AND m.key::bigint < 4294967295 THEN m.key::bigint END`;
+
+/**
+ * The export's record of a subscriber (exports/columns.ts SUBSCRIBER_COLUMNS, in its order), as csv-write writes
+ * the list item: metadata as JSON.stringify writes the parsed item's object (no spaces; array-index keys first, in
+ * numeric order, then jsonb's). `exact` is false for a metadata value JavaScript would write otherwise (a number
+ * outside PLAIN_NUMBER, a nested value): that page is exported from its JSON items (test/exports).
+ */
+export const SUBSCRIBER_CSV: RenderedCsv = {
+  record: `concat_ws(',', ${[
+    's.id',
+    's.external_id',
+    's.full_name',
+    's.status::text',
+    's.suspension_reason::text',
+    's.email',
+    's.phone',
+    "s.address->>'line1'",
+    "s.address->>'city'",
+    "s.address->>'state'",
+    "s.address->>'postal_code'",
+    's.billing_profile_id',
+  ]
+    .map(csvTextSql)
+    .join(
+      ', ',
+    )}, coalesce(s.tax_exempt::text, ''), ${csvTextSql('s.tax_exempt_reason')}, ${csvTextSql('s.tax_id')},
+    CASE WHEN jsonb_typeof(s.metadata) = 'object' AND s.metadata <> '{}' THEN '"' || replace((
+      SELECT '{' || string_agg(to_json(m.key)::text || ':' || m.value::text, ',' ORDER BY (${INDEX_KEY}) IS NULL, ${INDEX_KEY}, m.i) || '}'
+      FROM jsonb_each(s.metadata) WITH ORDINALITY m(key, value, i)), '"', '""') || '"' ELSE '' END,
+    ${isoTimestampSql('s.created_at')}, ${isoTimestampSql('s.updated_at')}) || chr(13) || chr(10)`,
+  exact: `(s.metadata IS NULL OR jsonb_typeof(s.metadata) = 'object' AND NOT EXISTS (
+    SELECT 1 FROM jsonb_each(s.metadata) m WHERE jsonb_typeof(m.value) IN ('object', 'array')
+      OR CASE WHEN jsonb_typeof(m.value) = 'number' THEN NOT ${PLAIN_NUMBER('m.value::text')} ELSE false END))
+    AND (s.address IS NULL OR jsonb_typeof(s.address) = 'object' AND NOT EXISTS (
+      SELECT 1 FROM jsonb_each(s.address) f WHERE jsonb_typeof(f.value) NOT IN ('string', 'null')))`,
+};
+
 /** The row's values in the order of the entity's columns: the parameters of INSERT_SUBSCRIBER. */
 export function subscriberParams(subscriber: Subscriber): unknown[] {
   return COLUMNS.map(({ property }) => subscriber[property]);
@@ -98,6 +146,24 @@ export interface SubscriberFilter {
   externalId?: string;
   emailNormalized?: string | null;
   phone?: string;
+}
+
+/** The conditions of a page of the tenant's subscribers with `filter`. */
+function pageConditions(tenantId: string, filter: SubscriberFilter): Condition[] {
+  const conditions: Condition[] = [{ sql: 's.tenant_id = ?', values: [tenantId], indexed: true }];
+  if (filter.statuses) {
+    conditions.push(oneOf('s.status', filter.statuses));
+  }
+  if (filter.externalId) {
+    conditions.push({ sql: 's.external_id = ?', values: [filter.externalId] });
+  }
+  if (filter.emailNormalized) {
+    conditions.push({ sql: 's.email_normalized = ?', values: [filter.emailNormalized] });
+  }
+  if (filter.phone) {
+    conditions.push({ sql: 's.phone = ?', values: [filter.phone] });
+  }
+  return conditions;
 }
 
 /**
@@ -236,20 +302,17 @@ export class SubscribersRepository {
     filter: SubscriberFilter,
     query: PageQueryDto,
   ): Promise<RenderedPage> {
-    const conditions: Condition[] = [{ sql: 's.tenant_id = ?', values: [tenantId], indexed: true }];
-    if (filter.statuses) {
-      conditions.push(oneOf('s.status', filter.statuses));
-    }
-    if (filter.externalId) {
-      conditions.push({ sql: 's.external_id = ?', values: [filter.externalId] });
-    }
-    if (filter.emailNormalized) {
-      conditions.push({ sql: 's.email_normalized = ?', values: [filter.emailNormalized] });
-    }
-    if (filter.phone) {
-      conditions.push({ sql: 's.phone = ?', values: [filter.phone] });
-    }
-    return renderedPage(manager, SUBSCRIBER_LIST, conditions, query);
+    return renderedPage(manager, SUBSCRIBER_LIST, pageConditions(tenantId, filter), query);
+  }
+
+  /** The same page as the export's CSV records (SUBSCRIBER_CSV), rendered by Postgres. */
+  csvPage(
+    manager: EntityManager,
+    tenantId: string,
+    filter: SubscriberFilter,
+    query: PageQueryDto,
+  ): Promise<CsvPage> {
+    return renderedCsvPage(manager, SUBSCRIBER_LIST, SUBSCRIBER_CSV, pageConditions(tenantId, filter), query);
   }
 
   /** Deletes every subscribers row of the tenant: its test clock is deleted (docs/test-clocks.md). */

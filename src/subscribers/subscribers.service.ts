@@ -6,6 +6,7 @@ import type { RenderedPage } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { assertIfMatch } from '../common/http/etag';
 import { automationScope, type AuthContext } from '../common/request-context';
+import type { CsvPage } from '../database/rendered-page';
 import { TransactionRunner, type Tx } from '../database/transaction-runner';
 import { eventRecord, EventsService } from '../events';
 import { ChangeStatusDto } from './dto/change-status.dto';
@@ -22,10 +23,20 @@ import {
 import { Subscriber } from './subscriber.entity';
 import { applyChanges, newSubscriber, normalizeEmail, writeError } from './subscriber-records';
 import { type OutstandingBalancePolicy, SUBSCRIBER_FOLLOWS_SERVICE } from './subscriber-rules';
-import { SubscribersRepository } from './subscribers.repository';
+import { SubscribersRepository, type SubscriberFilter } from './subscribers.repository';
 import { SubscriberSearchRepository, type SubscriberSearchSource } from './subscriber-search.repository';
 import { phoneDigits, toE164 } from './phone';
 import { rareWords, SearchTextStatistics } from './search-text-sample';
+
+/** The list's filters as the repository takes them: email normalized, phone in E.164. */
+function listFilter(query: ListSubscribersQueryDto): SubscriberFilter {
+  return {
+    statuses: query.status,
+    externalId: query.external_id,
+    emailNormalized: normalizeEmail(query.email),
+    phone: query.phone === undefined ? undefined : (toE164(query.phone) ?? undefined),
+  };
+}
 
 @Injectable()
 export class SubscribersService {
@@ -264,12 +275,7 @@ export class SubscribersService {
 
   /** The list, newest first; with `q`, the search, best match first (docs/decisions.md, "Search"). */
   async list(tenantId: string, query: ListSubscribersQueryDto): Promise<RenderedPage> {
-    const filter = {
-      statuses: query.status,
-      externalId: query.external_id,
-      emailNormalized: normalizeEmail(query.email),
-      phone: query.phone === undefined ? undefined : (toE164(query.phone) ?? undefined),
-    };
+    const filter = listFilter(query);
     if (query.q === undefined) {
       return this.subscribers.page(this.dataSource.manager, tenantId, filter, query);
     }
@@ -282,6 +288,17 @@ export class SubscribersService {
       rareWords: rareWords(query.q, sample),
     };
     return this.search.page(manager, tenantId, search, filter, query);
+  }
+
+  /**
+   * The list's page as the CSV export's records, rendered by Postgres (SUBSCRIBER_CSV in subscribers.repository);
+   * null for a search (`q`): its pages are JSON only (list).
+   */
+  csvPage(tenantId: string, query: ListSubscribersQueryDto): Promise<CsvPage> | null {
+    if (query.q !== undefined) {
+      return null;
+    }
+    return this.subscribers.csvPage(this.dataSource.manager, tenantId, listFilter(query), query);
   }
 
   /** Registers another module's rows that find subscribers by `q` (provisioning: its services' PPPoE usernames). */

@@ -1,5 +1,7 @@
 import request from 'supertest';
-import { SubscribersService } from '../../src/subscribers';
+import { csvHeader, csvRecords } from '../../src/common/csv/csv-write';
+import { SUBSCRIBER_COLUMNS } from '../../src/exports/columns';
+import { SubscribersService, type SubscriberDto } from '../../src/subscribers';
 import { BILLING_SCOPES, createInvoice, createPayment, createTransaction } from '../support/billing-factory';
 import { csvObjects, parseCsv } from '../support/csv-read';
 import { expectError, expectNotFound } from '../support/envelope';
@@ -158,6 +160,41 @@ describe('Exports (e2e)', () => {
       expectError(res, list.status, list.body.error.code, 'status');
     });
 
+    it('should write what csv-write writes of the list items, byte for byte, whoever renders the page', async () => {
+      const c = await createTenantWithToken(t, ['subscribers:read', 'subscribers:write']);
+      const odd = [
+        // Array-index keys (JavaScript writes them first, in numeric order), quotes, a newline, other scripts.
+        { '10': 'ten', b: 'say "hi"\nthere', '2': true, a: null, z: 0.5, ключ: 'Zoë 🚀', '4294967295': -12 },
+        { plan: 'fiber-500', seats: 123456789012345 },
+        {},
+      ];
+      for (const [i, metadata] of odd.entries()) {
+        await createSubscriber(t, c.token, {
+          full_name: HOSTILE_NAMES[i],
+          phone: '+15550100' + String(i).padStart(3, '0'),
+          address: { line1: '=1 "Main", St', city: '-Springfield', state: 'IL', postal_code: '62701' },
+          metadata,
+        });
+      }
+      const expected = async () => {
+        const list = await request(t.http)
+          .get('/api/v1/subscribers?limit=100')
+          .set(bearer(c.token))
+          .expect(200);
+        return (
+          csvHeader(SUBSCRIBER_COLUMNS) + csvRecords(SUBSCRIBER_COLUMNS, list.body.data as SubscriberDto[])
+        );
+      };
+      // Postgres writes these pages (every value is one it writes as csv-write does).
+      expect((await getExport(t, c.token, 'subscribers')).body).toBe(await expected());
+      // A number JavaScript writes in exponent form: that page is written from its JSON items, to the same bytes.
+      await createSubscriber(t, c.token, {
+        full_name: 'Tiny',
+        metadata: { tiny: 0.0000001, tinier: -2.5e-10 },
+      });
+      expect((await getExport(t, c.token, 'subscribers')).body).toBe(await expected());
+    });
+
     it("should never show another tenant's subscribers", async () => {
       const rows = await exported(t, b.token, 'subscribers');
       expect(rows.map((r) => r.full_name)).toEqual(['Tenant B only']);
@@ -242,11 +279,11 @@ describe('Exports (e2e)', () => {
 
     it('should end an export that fails after its first byte as an incomplete transfer, not a short file', async () => {
       const service = t.app.get(SubscribersService);
-      const list = service.list.bind(service);
+      const csvPage = service.csvPage.bind(service);
       const spy = jest
-        .spyOn(service, 'list')
-        .mockImplementationOnce(list)
-        .mockRejectedValueOnce(new Error('database went away'));
+        .spyOn(service, 'csvPage')
+        .mockImplementationOnce(csvPage)
+        .mockImplementationOnce(() => Promise.reject(new Error('database went away')));
       try {
         const outcome = await new Promise<{ received: string; error: string | null }>((resolve) => {
           let received = '';
@@ -276,7 +313,7 @@ describe('Exports (e2e)', () => {
 
     it('should stop reading pages when the client goes away', async () => {
       const service = t.app.get(SubscribersService);
-      const spy = jest.spyOn(service, 'list');
+      const spy = jest.spyOn(service, 'csvPage');
       try {
         await new Promise<void>((resolve, reject) => {
           const req = request(t.http)
