@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { type BenchCase, BOOTSTRAP_TOKEN } from './cases';
 import type { Options } from './options';
+import type { DatabaseObserver } from './db-observer';
 import type { EmbeddedDatabase, ServerUnderTest } from './processes';
 import { postgresCpuMs, processCpuMs } from './process-stats';
 import { type CpuSnapshot, cpuUse, log, type Measurement, measurementOf } from './report';
@@ -86,13 +87,17 @@ export async function probe(benchCase: BenchCase, baseUrl: string): Promise<void
   }
 }
 
-/** Every case under load at every connection count, after its warm-up: throughput, latency, memory and CPU. */
+/**
+ * Every case under load at every connection count, after its warm-up: throughput, latency, memory and CPU, and on
+ * Postgres (`observer`) the lock waits and, with --own-cluster, the statements of the window (bench/db-observer.ts).
+ */
 export async function measure(
   cases: BenchCase[],
   options: Pick<Options, 'connections' | 'durationS' | 'warmupS'>,
   servedBy: ServedBy,
   server: ServerUnderTest,
   embedded: EmbeddedDatabase | null,
+  observer: DatabaseObserver | null = null,
 ): Promise<Measurement[]> {
   const urlsOf = (c: BenchCase) => servedBy[c.target].baseUrls;
   const measurements: Measurement[] = [];
@@ -104,7 +109,7 @@ export async function measure(
       server: servedBy[c.target].pids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
       database: embedded
         ? new Map<number, number>([[embedded.pid, processCpuMs(embedded.pid)]])
-        : postgresCpuMs(),
+        : (observer?.cpuMs() ?? postgresCpuMs()),
       loadGenerator: (usage.user + usage.system) / 1000,
       at: Date.now(),
     };
@@ -113,10 +118,20 @@ export async function measure(
     for (const c of cases) {
       await fire(cannonOptions(c, urlsOf(c), connections, options.warmupS));
       server.rss.window();
+      await observer?.start();
       const before = cpuNow(c);
       const result = await fire(cannonOptions(c, urlsOf(c), connections, options.durationS));
       const cpu = cpuUse(before, cpuNow(c), result.requests.total);
-      const measurement = measurementOf(c.name, c.label, connections, result, server.rss.window(), cpu);
+      const database = (await observer?.stop(result.requests.total)) ?? null;
+      const measurement = measurementOf(
+        c.name,
+        c.label,
+        connections,
+        result,
+        server.rss.window(),
+        cpu,
+        database,
+      );
       const settleStarted = Date.now();
       await c.settle?.();
       measurements.push(measurement);
@@ -132,7 +147,12 @@ export async function measure(
       log(
         `  ${c.label} @${connections}: ${measurement.rps.toFixed(0)} req/s, p50 ${measurement.latencyMs.p50} ms, ` +
           `p99 ${measurement.latencyMs.p99} ms, CPU cores server ${cpu.serverCores.toFixed(2)} ` +
-          `db ${cpu.databaseCores.toFixed(2)} load-generator ${cpu.loadGeneratorCores.toFixed(2)}${failures}` +
+          `db ${cpu.databaseCores.toFixed(2)} load-generator ${cpu.loadGeneratorCores.toFixed(2)}` +
+          (database ? `, db backends waiting ${(database.lockWaits.waitingShare * 100).toFixed(0)} %` : '') +
+          (database?.statements
+            ? `, ${database.statements.statementsPerRequest.toFixed(1)} statements/req`
+            : '') +
+          failures +
           (c.settle ? `; settled ${((Date.now() - settleStarted) / 1000).toFixed(1)} s after` : ''),
       );
     }

@@ -22,6 +22,22 @@ export interface Options {
   cpuProf: boolean;
   /** Server processes of the same build on the same database, the load spread over them round-robin (1). */
   instances: number;
+  /**
+   * Where the servers count the rate limit: `redis` (REDIS_URL, shared by the instances, as in production behind a
+   * load balancer) or `memory` (each process its own). Redis by default with --instances > 1, memory otherwise.
+   */
+  rateLimitStore: 'memory' | 'redis';
+  /**
+   * The Redis of `rateLimitStore: redis`: BENCH_REDIS_URL, else database 1 of the local Redis, so the bench's counters
+   * (the app's `isp:` keys) are not those of test suites on database 0: an abuse block of 127.0.0.1 counted there
+   * would refuse the bench's requests.
+   */
+  redisUrl: string;
+  /**
+   * --own-cluster: a throw-away PostgreSQL cluster (initdb in a temp dir, its own port, pg_stat_statements preloaded)
+   * instead of the server of BENCH_DATABASE_URL, removed at the end (bench/own-cluster.ts).
+   */
+  ownCluster: boolean;
   databaseUrl: string;
 }
 
@@ -53,7 +69,27 @@ const VALUED_OPTIONS = [
   'import-rows',
   'accounting-sessions',
   'instances',
+  'rate-limit-store',
 ];
+
+/** --own-cluster and --rate-limit-store, checked against the rest. */
+function deploymentOptions(
+  flags: Map<string, string | true>,
+  instances: number,
+): Pick<Options, 'ownCluster' | 'rateLimitStore'> {
+  const ownCluster = flags.has('own-cluster');
+  if (flags.has('embedded') && ownCluster) {
+    throw new Error('--own-cluster is a PostgreSQL cluster: not with --embedded');
+  }
+  if (ownCluster && flags.has('reuse')) {
+    throw new Error('--own-cluster starts an empty cluster each run: not with --reuse');
+  }
+  const store = flags.get('rate-limit-store') ?? (instances > 1 ? 'redis' : 'memory');
+  if (store !== 'memory' && store !== 'redis') {
+    throw new Error('--rate-limit-store must be memory or redis');
+  }
+  return { ownCluster, rateLimitStore: store };
+}
 
 export function parseOptions(argv: string[]): Options {
   const flags = new Map<string, string | true>();
@@ -63,7 +99,7 @@ export function parseOptions(argv: string[]): Options {
       throw new Error(`Unexpected argument "${arg}"`);
     }
     const [name, inline] = arg.slice(2).split('=', 2);
-    if (['embedded', 'quick', 'reuse', 'cpu-prof'].includes(name)) {
+    if (['embedded', 'quick', 'reuse', 'cpu-prof', 'own-cluster'].includes(name)) {
       flags.set(name, true);
     } else if (VALUED_OPTIONS.includes(name)) {
       const value = inline ?? argv[++i];
@@ -100,6 +136,7 @@ export function parseOptions(argv: string[]): Options {
   if (embedded && instances > 1) {
     throw new Error('--instances > 1 needs Postgres: the embedded database takes one connection');
   }
+  const { ownCluster, rateLimitStore } = deploymentOptions(flags, instances);
   return {
     embedded,
     quick,
@@ -121,6 +158,9 @@ export function parseOptions(argv: string[]): Options {
     reuse: flags.has('reuse'),
     cpuProf: flags.has('cpu-prof'),
     instances,
+    rateLimitStore,
+    redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/1',
+    ownCluster,
     databaseUrl: benchDatabaseUrl(),
   };
 }

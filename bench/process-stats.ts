@@ -16,24 +16,36 @@ export function processCpuMs(pid: number): number {
 }
 
 /**
- * CPU time of each process named `postgres` on this machine (the server and its backends), in ms by pid. A backend
- * that exits inside a window takes its time with it, so a delta is a slight undercount, never negative.
+ * CPU time of each process named `postgres` on this machine (the server and its backends), in ms by pid; with
+ * `postmasterPid` (--own-cluster), of that cluster alone: the postmaster and its children. A backend that exits inside
+ * a window takes its time with it, so a delta is a slight undercount, never negative.
  */
-export function postgresCpuMs(): Map<number, number> {
+export function postgresCpuMs(postmasterPid?: number): Map<number, number> {
   const byPid = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) {
       continue;
     }
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
-        byPid.set(Number(entry), processCpuMs(Number(entry)));
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') {
+        continue;
       }
+      const pid = Number(entry);
+      if (postmasterPid !== undefined && pid !== postmasterPid && parentOf(pid) !== postmasterPid) {
+        continue;
+      }
+      byPid.set(pid, processCpuMs(pid));
     } catch {
       // gone between the listing and the read
     }
   }
   return byPid;
+}
+
+/** The parent pid of a process, from /proc/<pid>/stat. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 /** A memory field of /proc/<pid>/status, in kB; 0 when the process is gone. */

@@ -82,7 +82,24 @@ export interface ServerOptions {
   bootstrapToken: string;
   logFile: string;
   cpuProfDir: string | null;
+  /** REDIS_URL of every instance (the rate limit and abuse counters shared), or null: each process counts its own. */
+  redisUrl: string | null;
 }
+
+/**
+ * The background workers every instance runs, as a production replica does (each is on by default; the bench says
+ * so rather than rely on it): the switch and what it runs. The bill run scheduler is the one thing off (serverEnv).
+ */
+export const SERVER_WORKERS: { env: string; runs: string }[] = [
+  { env: 'WEBHOOK_WORKER_ENABLED', runs: 'webhooks' },
+  {
+    env: 'PROVISIONING_WORKER_ENABLED',
+    runs: 'provisioning (orders, network settings, data caps, radacct retention)',
+  },
+  { env: 'AUTOMATION_ENABLED', runs: 'automation (rules, dunning sweeps)' },
+  { env: 'NOTIFICATION_WORKER_ENABLED', runs: 'notifications' },
+  { env: 'IMPORT_WORKER_ENABLED', runs: 'imports' },
+];
 
 export interface ServerUnderTest {
   /** The first instance: the one the statements are counted in, and the bill run and the probes talk to. */
@@ -108,7 +125,10 @@ export function productionNodeFlags(): string[] {
   return words.slice(words.indexOf('node') + 1, words.indexOf('dist/main.js'));
 }
 
-/** The server's environment: production, its database and port, and no limit or scheduled run in the bench's way. */
+/**
+ * The server's environment: production, its database and port, every worker (SERVER_WORKERS), the rate limit's store,
+ * and no limit or scheduled run in the bench's way.
+ */
 function serverEnv(options: ServerOptions, port: number): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
@@ -121,7 +141,8 @@ function serverEnv(options: ServerOptions, port: number): NodeJS.ProcessEnv {
     RATE_LIMIT_MAX: '10000000', // the most the config accepts: the limiter runs, but never refuses a bench request
     RATE_LIMIT_WINDOW_S: '60',
     API_BOOTSTRAP_TOKEN: options.bootstrapToken,
-    WEBHOOK_WORKER_ENABLED: 'true',
+    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
+    ...Object.fromEntries(SERVER_WORKERS.map((worker) => [worker.env, 'true'])),
     // The day's scheduled bill run would start, at whatever point of the run the hour comes, for the default tenant
     // as soon as it has services (seeded, and ordered by services.create) and walk all its subscribers; billing.run
     // starts its own run through the API.

@@ -1,4 +1,5 @@
 import type autocannon from 'autocannon';
+import type { DatabaseWindow } from './db-observer';
 
 export const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -24,6 +25,11 @@ export interface Measurement {
    * the load generator (this process). On a small shared machine these explain a ceiling better than req/s alone.
    */
   cpu: CpuUse;
+  /**
+   * Postgres only (bench/db-observer.ts): the lock waits sampled in the window, and with --own-cluster its statements
+   * (pg_stat_statements). Absent in results written before they were measured.
+   */
+  database?: DatabaseWindow | null;
   /** When anything failed: the status and start of the body of one more request made right after. */
   failureSample?: string;
 }
@@ -67,6 +73,7 @@ export function measurementOf(
   result: autocannon.Result,
   serverRssMb: number,
   cpu: CpuUse,
+  database: DatabaseWindow | null = null,
 ): Measurement {
   const codes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) {
@@ -93,6 +100,7 @@ export function measurementOf(
     statusCodes: codes,
     serverRssMb,
     cpu,
+    database,
   };
 }
 
@@ -106,8 +114,15 @@ function pad(cells: string[][]): string {
 
 const fixed = (value: number, digits = 1) => value.toFixed(digits);
 
-/** The measurements as a Markdown table (it reads in a terminal and pastes into docs/performance.md). */
+const percent = (share: number) => (share * 100).toFixed(0);
+
+/**
+ * The measurements as a Markdown table (it reads in a terminal and pastes into docs/performance.md). On Postgres, the
+ * lock-wait columns: `db act` active backends per sample, `wait %` of them waiting on any event, `lock %` on a
+ * heavyweight lock, `top wait` the most frequent event and its share (a lock: with the statement most often waiting).
+ */
 export function measurementTable(measurements: Measurement[]): string {
+  const waits = measurements.some((m) => m.database);
   const header = [
     'case',
     'conns',
@@ -122,6 +137,7 @@ export function measurementTable(measurements: Measurement[]): string {
     'CPU srv/db/gen',
     'srv ms/req',
     'db ms/req',
+    ...(waits ? ['db act', 'wait %', 'lock %', 'top wait'] : []),
   ];
   const rows = measurements.map((m) => [
     m.label,
@@ -137,7 +153,57 @@ export function measurementTable(measurements: Measurement[]): string {
     `${fixed(m.cpu.serverCores, 2)}/${fixed(m.cpu.databaseCores, 2)}/${fixed(m.cpu.loadGeneratorCores, 2)}`,
     fixed(m.cpu.serverMsPerRequest, 2),
     fixed(m.cpu.databaseMsPerRequest, 2),
+    ...(waits ? lockWaitCells(m) : []),
   ]);
+  return pad([header, ...rows]);
+}
+
+function lockWaitCells(m: Measurement): string[] {
+  const waits = m.database?.lockWaits;
+  if (!waits) {
+    return ['—', '—', '—', '—'];
+  }
+  const top = waits.top[0];
+  // The statement most often seen waiting on a lock, when the top wait is a lock.
+  const locked = top?.event.startsWith('Lock:') ? waits.lockedStatements[0] : undefined;
+  return [
+    fixed(waits.meanActive, 1),
+    percent(waits.waitingShare),
+    percent(waits.lockShare),
+    top ? `${top.event} ${percent(top.share)} %${locked ? ` (${locked.statement})` : ''}` : '—',
+  ];
+}
+
+/**
+ * --own-cluster: per measurement, the database's statements per request and execution time per request
+ * (pg_stat_statements over the window), and the statements that took most of that time.
+ */
+export function statementsTable(measurements: Measurement[], top = 4): string {
+  const header = [
+    'case',
+    'conns',
+    'stmts/req',
+    'exec ms/req',
+    'top statements by time: share, calls/req, mean ms',
+  ];
+  const rows = measurements
+    .filter((m) => m.database?.statements)
+    .map((m) => {
+      const statements = m.database!.statements!;
+      return [
+        m.label,
+        String(m.connections),
+        fixed(statements.statementsPerRequest, 2),
+        fixed(statements.execMsPerRequest, 2),
+        statements.top
+          .slice(0, top)
+          .map(
+            (s) =>
+              `${percent(s.share)} % ${shortStatement(s.query)} ${fixed(s.callsPerRequest, 2)}× ${fixed(s.meanMs, 2)} ms`,
+          )
+          .join('; '),
+      ];
+    });
   return pad([header, ...rows]);
 }
 

@@ -8,6 +8,7 @@ import type { DocumentsPdfResult } from './documents-pdf';
 import type { Options } from './options';
 import { type EmbeddedDatabase, productionNodeFlags, ROOT, type ServerUnderTest } from './processes';
 import { ratiosOf, targetsOf } from './ratios';
+import type { ServerSetup } from './server-setup';
 import {
   log,
   type Measurement,
@@ -16,6 +17,7 @@ import {
   type Ratio,
   ratioTable,
   shortStatement,
+  statementsTable,
   type Target,
   targetTable,
 } from './report';
@@ -33,6 +35,8 @@ export interface RunResults {
   plans: Explained[];
   /** documents.pdf (issue 29), when it ran. */
   documents: DocumentsPdfResult | null;
+  /** The rate limit's store, the workers and the database the servers ran with. */
+  setup: ServerSetup;
 }
 
 /** The results, the ratios and targets, memory and the plans on stdout; all of it as JSON under bench/results/. */
@@ -94,7 +98,14 @@ function printReport({ run, environment, ratios, targets, peakRssMb, embeddedRss
       (options.instances > 1 ? `${options.instances} server instances, connections round-robin; ` : '') +
       `commit ${environment.commit}):`,
   );
+  log(`Rate limit: ${run.setup.rateLimit}`);
+  log(`Workers: ${run.setup.workers}`);
+  log(`Database: ${run.setup.database}`);
   log(measurementTable(measurements));
+  if (measurements.some((m) => m.database?.statements)) {
+    log('\nDatabase statements per request under load (pg_stat_statements, every process on the database):');
+    log(statementsTable(measurements));
+  }
   log('\nRatios (same run):');
   log(ratioTable(ratios));
   log(
@@ -128,7 +139,11 @@ function writeReport({ run, environment, ratios, targets, peakRssMb, embeddedRss
       {
         startedAt: run.runStarted.toISOString(),
         finishedAt: new Date().toISOString(),
-        options: { ...options, databaseUrl: options.embedded ? 'embedded' : options.databaseUrl },
+        options: {
+          ...options,
+          databaseUrl: options.embedded ? 'embedded' : options.databaseUrl,
+          redisUrl: options.redisUrl.replace(/\/\/[^@/]*@/, '//…@'),
+        },
         environment,
         seededRows: run.seededRows,
         deepPosition: run.deepPosition,
@@ -143,6 +158,7 @@ function writeReport({ run, environment, ratios, targets, peakRssMb, embeddedRss
         })),
         plans: run.plans,
         documents: run.documents,
+        setup: run.setup,
       },
       null,
       2,

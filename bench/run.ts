@@ -40,7 +40,11 @@
  *   --reuse             keep an already seeded bench database (skip the reset and the seeding)
  *   --cpu-prof          profile the server under test (.cpuprofile under bench/results/profiles/)
  *   --instances <n>     n server processes on the same database, autocannon's connections spread over them
- *                       round-robin (1; the baselines stay one process each)
+ *                       round-robin (1; the baselines stay one process each), every worker in each
+ *   --rate-limit-store <memory|redis>  where the servers count the rate limit (redis with --instances > 1: the
+ *                       Redis of BENCH_REDIS_URL, else redis://127.0.0.1:6379/1)
+ *   --own-cluster       a throw-away Postgres cluster (temp dir, own port, pg_stat_statements) instead of the server
+ *                       of BENCH_DATABASE_URL: statements per request under load, and its database CPU alone
  *
  * Speed is never asserted in the test suite: every figure here is a ratio against a baseline of the same run.
  *
@@ -61,6 +65,9 @@ import { benchProvisioningRun } from './provisioning-run';
 import { benchAccountingRun } from './accounting-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
+import { DatabaseObserver } from './db-observer';
+import { type OwnCluster, startOwnCluster } from './own-cluster';
+import { checkRedis, serverSetup } from './server-setup';
 import {
   cursorAt,
   ensureDatabase,
@@ -99,14 +106,32 @@ interface Running {
   baseline: BaselineServer | null;
   floor: BaselineServer | null;
   db: Client | null;
+  ownCluster: OwnCluster | null;
+  observer: DatabaseObserver | null;
+}
+
+function nothingRunning(): Running {
+  const none = { embedded: null, server: null, baseline: null, floor: null, db: null };
+  return { ...none, ownCluster: null, observer: null };
+}
+
+/** Postgres: what the database does in each window (lock waits; statements on the own cluster). */
+async function observerOf(
+  options: Options,
+  running: Running,
+  databaseUrl: string,
+): Promise<DatabaseObserver | null> {
+  return options.embedded ? null : DatabaseObserver.open(databaseUrl, running.ownCluster?.postmasterPid);
 }
 
 async function stopAll(running: Running): Promise<void> {
   await running.baseline?.stop().catch(() => undefined);
   await running.floor?.stop().catch(() => undefined);
   await running.server?.stop().catch(() => undefined);
+  await running.observer?.close().catch(() => undefined);
   await running.db?.end().catch(() => undefined);
   await running.embedded?.stop().catch(() => undefined);
+  await running.ownCluster?.stop().catch(() => undefined);
 }
 
 /** Where the run writes: bench/results/, its files stamped with the start time, CPU profiles when asked. */
@@ -126,7 +151,7 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const paths = resultPaths(options);
   const { resultsDir, stamp, profileDir } = paths;
-  const running: Running = { embedded: null, server: null, baseline: null, floor: null, db: null };
+  const running = nothingRunning();
   process.once('SIGINT', () => void stopAll(running).finally(() => process.exit(130)));
 
   try {
@@ -155,7 +180,9 @@ async function main(): Promise<void> {
     log('\nStatements per request (sequential requests, counted in the server process):');
     log(queryTable(queryCounts));
 
-    const measurements = await measure(cases, options, servedBy, server, running.embedded);
+    running.observer = await observerOf(options, running, databaseUrl);
+    const measurements = await measure(cases, options, servedBy, server, running.embedded, running.observer);
+    const setup = await serverSetup(options, running.ownCluster);
     // Issue 29: invoice PDFs per second in this process, against an empty one-page pdfkit document (no target).
     const documents =
       !options.only || options.only.includes(DOCUMENTS_PDF_CASE)
@@ -172,6 +199,7 @@ async function main(): Promise<void> {
       queryCounts,
       plans,
       documents,
+      setup,
     });
     if (!options.only || options.only.includes(EXPORTS_MEMORY_CASE)) {
       await benchExportsMemory(db, server, fixtures.tenantId, seededRows, resultsDir, stamp);
@@ -201,6 +229,7 @@ async function main(): Promise<void> {
 
 /** The database (the embedded one started, or the Postgres one created when missing), connected, and reset. */
 async function openDatabase(options: Options, running: Running): Promise<string> {
+  await checkRedis(options);
   let databaseUrl = options.databaseUrl;
   if (options.embedded) {
     running.embedded = await startEmbeddedDatabase();
@@ -212,6 +241,13 @@ async function openDatabase(options: Options, running: Running): Promise<string>
       );
     }
   } else {
+    if (options.ownCluster) {
+      running.ownCluster = await startOwnCluster(databaseUrl);
+      databaseUrl = running.ownCluster.url;
+      log(
+        `Own cluster (--own-cluster, pg_stat_statements): postmaster pid ${running.ownCluster.postmasterPid}`,
+      );
+    }
     await ensureDatabase(databaseUrl);
     log(`Database: ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
   }
@@ -237,6 +273,7 @@ async function startServerUnderTest(
       bootstrapToken: BOOTSTRAP_TOKEN,
       logFile,
       cpuProfDir: at.profileDir,
+      redisUrl: options.rateLimitStore === 'redis' ? options.redisUrl : null,
     },
     options.instances,
   );
