@@ -102,7 +102,7 @@ function configLines(dir: string, port: number, copied: Record<string, string>):
     `unix_socket_directories = ${quote(dir)}`,
     "shared_preload_libraries = 'pg_stat_statements'",
     'pg_stat_statements.max = 5000',
-    "pg_stat_statements.track = 'top'",
+    "pg_stat_statements.track = 'all'",
     'track_activity_query_size = 4096',
     ...Object.entries(copied).map(([name, value]) => `${name} = ${quote(value)}`),
   ];
