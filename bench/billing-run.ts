@@ -12,7 +12,7 @@ import { BOOTSTRAP_TOKEN } from './cases';
 import type { ServerUnderTest } from './processes';
 import { log, type Measurement } from './report';
 
-const AS_OF = '2026-01-01';
+export const AS_OF = '2026-01-01';
 
 export interface BillingRunResult {
   subscribers: number;
@@ -59,7 +59,7 @@ export async function api(
 }
 
 /** A tenant of its own, its default profile, one plan, and the subscribers with an active service each (SQL). */
-async function seed(db: Client, server: ServerUnderTest, total: number): Promise<string> {
+export async function seedBillingTenant(db: Client, server: ServerUnderTest, total: number): Promise<string> {
   const tenant = await api(server, '/tenants', {
     method: 'POST',
     body: JSON.stringify({ slug: `bench-billing-${Date.now()}`, name: 'Bench billing' }),
@@ -149,7 +149,7 @@ export async function benchBillingRun(
   stamp: string,
 ): Promise<BillingRunResult> {
   log(`\nbilling.run: seeding ${total.toLocaleString('en-US')} subscribers with one active service each…`);
-  const tenantId = await seed(db, server, total);
+  const tenantId = await seedBillingTenant(db, server, total);
   server.rss.window();
   const run = await api(server, '/billing-runs', {
     method: 'POST',

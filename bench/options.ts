@@ -10,6 +10,10 @@ export interface Options {
   rows: number;
   /** billing.run: subscribers billed by the one bill run (100,000; 10,000 with --quick). */
   billingSubscribers: number;
+  /** billing.mixed: subscribers of the bill run the API is loaded beside (100,000). */
+  mixedSubscribers: number;
+  /** billing.mixed: requests/s of the mixed load, idle and during the run (100). */
+  mixedRate: number;
   /** provisioning.run: activate orders the worker carries out (10,000). */
   provisioningOrders: number;
   /** import.run: subscribers imported from one CSV upload (100,000; 10,000 with --quick). */
@@ -65,6 +69,8 @@ const VALUED_OPTIONS = [
   'rows',
   'only',
   'billing-subscribers',
+  'mixed-subscribers',
+  'mixed-rate',
   'provisioning-orders',
   'import-rows',
   'accounting-sessions',
@@ -151,6 +157,8 @@ export function parseOptions(argv: string[]): Options {
     }),
     rows: Math.round(positive('rows', quick || embedded ? 100_000 : 1_000_000)),
     billingSubscribers: Math.round(positive('billing-subscribers', quick ? 10_000 : 100_000)),
+    mixedSubscribers: Math.round(positive('mixed-subscribers', 100_000)),
+    mixedRate: Math.round(positive('mixed-rate', 100)),
     provisioningOrders: Math.round(positive('provisioning-orders', 10_000)),
     importRows: Math.round(positive('import-rows', quick ? 10_000 : 100_000)),
     accountingSessions: Math.round(positive('accounting-sessions', quick ? 1_000 : 5_000)),

@@ -11,6 +11,8 @@
  * subscribers.list_first/_deep, subscribers.search, events.list_first/_deep, events.by_subject, tickets.list, provisioning_orders.list,
  * ledger.list, transactions.create, transactions.allocate; then billing.run (bench/billing-run.ts): one bill run over
  * 100,000 subscribers (--billing-subscribers), as subscribers/s against baseline (a)'s requests/s; then
+ * billing.mixed (bench/billing-mixed.ts): the API's p99 under a fixed-rate mixed load while a bill run of 100,000
+ * subscribers goes, against its idle p99 just before (target ≤ 3); then
  * provisioning.run (bench/provisioning-run.ts): 10,000 activate orders (--provisioning-orders) carried out by the
  * worker through radius-sql, as orders/s against the same; and reports (bench/reports.ts): each GET /reports/* on the
  * seeded subscribers (bench/seed-reports.ts), one request at a time, against a 100-row page. In between,
@@ -34,6 +36,8 @@
  *   --only <l>          comma-separated case names to measure (baselines are always kept; billing.run,
  *                       provisioning.run, reports, import.run and accounting.run included)
  *   --billing-subscribers <n>  subscribers the billing.run case bills (100,000; 10,000 with --quick)
+ *   --mixed-subscribers <n>    subscribers of billing.mixed's bill run (100,000)
+ *   --mixed-rate <n>           requests/s of billing.mixed's API load, idle and during the run (100)
  *   --provisioning-orders <n>  orders the provisioning.run case carries out (10,000)
  *   --import-rows <n>  subscribers the import.run case imports from one CSV (100,000; 10,000 with --quick)
  *   --accounting-sessions <n>  sessions the accounting.run case sends through FreeRADIUS (5,000; 1,000 with --quick)
@@ -57,6 +61,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { benchBillingRun } from './billing-run';
+import { benchBillingMixed, BILLING_MIXED_CASE } from './billing-mixed';
 import { benchReports } from './reports';
 import { benchImportRun } from './import-run';
 import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
@@ -207,6 +212,9 @@ async function main(): Promise<void> {
     if (!options.only || options.only.includes('billing.run')) {
       await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
     }
+    if (!options.only || options.only.includes(BILLING_MIXED_CASE)) {
+      await mixedCase(db, server, fixtures, options, paths);
+    }
     if (!options.only || options.only.includes('reports')) {
       await benchReports(server, seededRows, options.quick ? 5 : 20, resultsDir, stamp);
     }
@@ -225,6 +233,30 @@ async function main(): Promise<void> {
   } finally {
     await stopAll(running);
   }
+}
+
+/** billing.mixed: the API's mixed load (subscribers.get and subscribers.create of bench/cases.ts) beside a bill run. */
+async function mixedCase(
+  db: Client,
+  server: ServerUnderTest,
+  fixtures: Fixtures,
+  options: Options,
+  paths: { resultsDir: string; stamp: string },
+): Promise<void> {
+  const fresh = buildCases(fixtures);
+  await benchBillingMixed(
+    db,
+    server,
+    {
+      get: fresh.find((c) => c.name === 'subscribers.get')!,
+      create: fresh.find((c) => c.name === 'subscribers.create')!,
+    },
+    options.mixedSubscribers,
+    options.mixedRate,
+    options.durationS,
+    paths.resultsDir,
+    paths.stamp,
+  );
 }
 
 /** The database (the embedded one started, or the Postgres one created when missing), connected, and reset. */

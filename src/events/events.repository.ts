@@ -105,6 +105,30 @@ export function eventCtes(
 }
 
 /**
+ * The distinct `data` of the records, each once, and each record's index into them: records whose data is only an
+ * `object` share it when the object is the same one (the events of one document, made from one DTO), whatever else
+ * differs; any other data is its own.
+ */
+export function distinctData(records: readonly EventRecord[]): { indexOf: number[]; documents: unknown[] } {
+  const documents: unknown[] = [];
+  const byObject = new Map<unknown, number>();
+  const indexOf = records.map((record) => {
+    const data = record.data as Record<string, unknown>;
+    const keys = Object.keys(data);
+    const shared = keys.length === 1 && keys[0] === 'object' && typeof data.object === 'object';
+    if (shared && byObject.has(data.object)) {
+      return byObject.get(data.object)!;
+    }
+    documents.push(data);
+    if (shared) {
+      byObject.set(data.object, documents.length - 1);
+    }
+    return documents.length - 1;
+  });
+  return { indexOf, documents };
+}
+
+/**
  * The list, each item EventResponseDto.from as Postgres renders it, field for field (test/api/list-rendering.e2e-spec.ts
  * holds the two to the same answer).
  */
@@ -197,7 +221,9 @@ export class EventsRepository {
 
   /**
    * Writes many events, and their fan-outs, in one statement (a bill run's batch): the rows travel as one JSON
-   * parameter. Answers the number of rows the fan-outs queued.
+   * parameter, and each distinct `data` once in a second one (an invoice's invoice.created, invoice.finalized and
+   * invoice.paid carry the same document: sent once, stored in each event as before). Answers the number of rows the
+   * fan-outs queued.
    */
   async appendMany(manager: EntityManager, records: EventRecord[]): Promise<number> {
     if (records.length === 0) {
@@ -226,19 +252,32 @@ export class EventsRepository {
     const applying = this.fanOuts.filter((fanOut) => records.some((record) => fanOut.appliesTo(record)));
     const extra = applying.flatMap((fanOut) => Object.entries(fanOut.rowColumns ?? {}));
     const columns = EVENT_COLUMNS.map((column) => column.column);
-    const types: Record<string, string> = { data: 'jsonb', actor: 'jsonb', created_at: 'timestamptz' };
+    const types: Record<string, string> = { actor: 'jsonb', created_at: 'timestamptz' };
     const definition = [
-      ...columns.map((column) => `${column} ${types[column] ?? 'text'}`),
+      ...columns
+        .filter((column) => column !== 'data')
+        .map((column) => `${column} ${types[column] ?? 'text'}`),
+      'data_index int',
       'patterns text[]',
       ...extra.map(([column]) => `${column} text`),
     ];
-    const rows = records.map((record) => ({
-      ...Object.fromEntries(EVENT_COLUMNS.map((column) => [column.column, record[column.property]])),
+    const { indexOf, documents } = distinctData(records);
+    const rows = records.map((record, index) => ({
+      ...Object.fromEntries(
+        EVENT_COLUMNS.filter((column) => column.column !== 'data').map((column) => [
+          column.column,
+          record[column.property],
+        ]),
+      ),
+      data_index: indexOf[index],
       patterns: patternsFor(record.type),
       ...Object.fromEntries(extra.map(([column, value]) => [column, value(record)])),
     }));
     const json = params.add(JSON.stringify(rows), 'jsonb');
-    const input = `input AS (SELECT * FROM jsonb_to_recordset(${json}) AS x(${definition.join(', ')}))`;
+    const data = params.add(JSON.stringify(documents), 'jsonb');
+    const input =
+      `input AS (SELECT x.*, ${data} -> x.data_index AS data ` +
+      `FROM jsonb_to_recordset(${json}) AS x(${definition.join(', ')}))`;
     const insert = `event AS (INSERT INTO events (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM input)`;
     const queued = applying.map((fanOut) => fanOut.rowsCtes('input'));
     return (

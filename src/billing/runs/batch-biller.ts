@@ -62,41 +62,56 @@ export class BatchBiller {
   }
 
   /**
-   * Takes the next batch after `afterId` and bills it, all in one transaction that first checks the run is still
-   * this worker's. Null when nothing is left (or the claim was lost); the batch's figures otherwise.
+   * Takes the next batch after `afterId` and bills it, in one transaction: it locks the batch's due subscribers and
+   * computes their lines first (telling `onNext` where the walk goes on as soon as it knows, so the worker can start
+   * the next batch computing meanwhile), then takes its turn, the run's row, which renews the lease and checks the
+   * run is still this worker's (waiting for the batch before, which holds it until it commits), and writes. Null
+   * when nothing is left (or the claim was lost); the batch's figures otherwise.
+   *
+   * The tax rates were read unlocked while computing (the batch before may be marking them used): once the batch
+   * holds its turn they are read again share-locked and the lines computed again if one changed meanwhile.
    */
   async realBatch(
-    runId: string,
+    claimed: BillingRun,
     leaseId: string,
     afterId: string,
     locking: DueLocking,
     skip: ReadonlySet<string>,
     limit = this.batchSize,
+    onNext: (next: string | null) => void = () => undefined,
   ): Promise<BatchFigures | null> {
     let committed: BatchFigures | null = null;
-    let run: BillingRun | null = null;
     await this.transactionRunner.run({ requestId: null, actor: { type: 'system', id: null } }, async (tx) => {
-      run = await this.runs.lockClaimed(tx.manager, runId, leaseId);
-      if (!run) {
-        return;
-      }
-      const scoped = tx.withScope({ requestId: run.requestId, actor: run.actor });
-      const day = runDay(run.asOf);
-      const due = await this.periods.due(tx.manager, run.tenantId, day, afterId, limit, locking);
+      const { tenantId } = claimed;
+      const day = runDay(claimed.asOf);
+      const due = await this.periods.due(tx.manager, tenantId, day, afterId, limit, locking);
+      onNext(due.next);
       if (due.next === null) {
         return;
       }
       // Those this run already reported (an error) or found with nothing to bill are passed over, not ended on.
       const subscribers = due.subscribers.filter((subscriber) => !skip.has(subscriber.subscriberId));
-      const figures =
+      const computed =
         subscribers.length === 0
-          ? figuresOf([])
-          : await this.write(
-              scoped,
-              run,
-              day,
-              await this.computation.compute(tx.manager, run.tenantId, day, subscribers),
-            );
+          ? null
+          : await this.computation.computeBatch(tx.manager, tenantId, day, subscribers, false);
+      // The batch's turn: the run's row, renewed and locked while the claim holds.
+      if (!(await this.runs.renew(tx.manager, claimed.id, leaseId, this.config.billing.runLeaseMs))) {
+        return;
+      }
+      const run = await this.runs.lockClaimed(tx.manager, claimed.id, leaseId);
+      if (!run) {
+        return;
+      }
+      let billed = computed?.billed ?? [];
+      if (
+        computed &&
+        !(await this.taxes.stillAsRead(tx.manager, tenantId, computed.taxContexts, computed.rates))
+      ) {
+        billed = await this.computation.compute(tx.manager, tenantId, day, subscribers);
+      }
+      const scoped = tx.withScope({ requestId: run.requestId, actor: run.actor });
+      const figures = billed.length === 0 ? figuresOf([]) : await this.write(scoped, run, day, billed);
       figures.lastId = due.next;
       addFigures(run, figures);
       run.updatedAt = this.clock.now();

@@ -7,8 +7,8 @@ import { ChargeSource } from '../charges/charge.entity';
 import { chargeLine } from '../charges/charge-line';
 import { ChargesRepository } from '../charges/charges.repository';
 import type { InvoiceLine } from '../invoices/invoice.entity';
-import { InvoiceTaxes, taxLines } from '../taxes/invoice-taxes';
-import type { TaxSummaryRow } from '../taxes/tax-computation';
+import { InvoiceTaxes, type TaxContext, taxLines } from '../taxes/invoice-taxes';
+import type { TaxRateInfo, TaxSummaryRow } from '../taxes/tax-computation';
 import { TaxContextRepository } from '../taxes/tax-context.repository';
 import type { DueSubscriber } from './billing-periods.repository';
 import { ServiceBillingRepository, type ServiceRow } from './service-billing.repository';
@@ -52,6 +52,31 @@ export type Billed =
 /** A subscriber whose lines were computed (possibly none), not one in error. */
 export type Computed = Extract<Billed, { lines: SubscriberLines }>;
 
+/** Subscribers computed between two turns of the event loop. */
+const COMPUTE_SLICE = 50;
+
+/**
+ * `each` of the items, a slice at a time, the event loop let go in between: the API's requests are served beside a
+ * bill run's batch, not after it (docs/performance.md, billing.mixed).
+ */
+async function inSlices<T, R>(items: readonly T[], each: (item: T) => R): Promise<R[]> {
+  const results: R[] = [];
+  for (const [index, item] of items.entries()) {
+    if (index > 0 && index % COMPUTE_SLICE === 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    results.push(each(item));
+  }
+  return results;
+}
+
+/** A batch's outcomes, and the tax contexts and rates they were computed with. */
+export interface ComputedBatch {
+  billed: Billed[];
+  taxContexts: Omit<TaxContext, 'rates'>[];
+  rates: ReadonlyMap<string, TaxRateInfo>;
+}
+
 /** A service as the pure functions (proration.ts) take it, with its subscriber. */
 export type SubscriberService = BillableService & { subscriberId: string };
 
@@ -79,6 +104,21 @@ export class BillComputation {
     day: RunDay,
     subscribers: DueSubscriber[],
   ): Promise<Billed[]> {
+    return (await this.computeBatch(manager, tenantId, day, subscribers, true)).billed;
+  }
+
+  /**
+   * compute, with the tax rates share-locked or (`lockRates` false: a bill run's batch computing while the one
+   * before it writes) read unlocked; answers what decided the taxes beside the outcomes, for InvoiceTaxes.stillAsRead
+   * to check once the batch holds its turn.
+   */
+  async computeBatch(
+    manager: EntityManager,
+    tenantId: string,
+    day: RunDay,
+    subscribers: DueSubscriber[],
+    lockRates: boolean,
+  ): Promise<ComputedBatch> {
     const ids = subscribers.map((subscriber) => subscriber.subscriberId);
     const services = await this.serviceBilling.services(manager, tenantId, ids, day.previousStart);
     const { plans, billable } = await this.billable(manager, tenantId, services, day.previousStart);
@@ -98,10 +138,10 @@ export class BillComputation {
         { ...(taxOf.get(id) ?? { exempt: false, defaults: [] }), plans: planTaxes, charges: chargeTaxes },
       ]),
     );
-    const rates = await this.taxes.ratesFor(manager, tenantId, contexts.values());
+    const rates = await this.taxes.ratesFor(manager, tenantId, contexts.values(), [], lockRates);
     const servicesOf = groupBy(billable, (service) => service.subscriberId);
     const pendingOf = groupBy(pending, (charge) => charge.subscriberId);
-    return subscribers.map((subscriber) => {
+    const one = (subscriber: DueSubscriber): Billed => {
       const own = servicesOf.get(subscriber.subscriberId) ?? [];
       const foreign = own
         .map((service) => plans.get(service.planId))
@@ -146,7 +186,9 @@ export class BillComputation {
       } catch (error) {
         return { subscriber, error: (error as Error).message };
       }
-    });
+    };
+    const billed = await inSlices(subscribers, one);
+    return { billed, taxContexts: [...contexts.values()], rates };
   }
 
   /** The services as the pure functions take them, with every plan they name. */

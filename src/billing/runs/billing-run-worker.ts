@@ -46,6 +46,13 @@ export function scheduledDays(schedule: {
   return days;
 }
 
+/** A batch under way: where it started, where the walk goes on once it knows, and its figures once committed. */
+interface Batch {
+  afterId: string;
+  next: Promise<string | null | undefined>;
+  done: Promise<BatchFigures | null>;
+}
+
 /** What a run reports for a subscriber an unexpected error kept from being billed (the error itself is logged). */
 export const UNBILLABLE_REASON = "could not be billed: an internal error, logged with this run's id";
 
@@ -181,32 +188,85 @@ export class BillingRunWorker extends PolledWorker {
     await this.complete(run, leaseId);
   }
 
-  /** The real run's batches: a pass sharing work with concurrent runs, then one that waits for what they held. */
+  /**
+   * The real run's batches: a pass sharing work with concurrent runs, then one that waits for what they held. Two
+   * batches overlap, each in its own transaction: once a batch knows where the walk goes on (its due subscribers
+   * locked), the next one starts taking and computing its own while this one writes; it writes once this one has
+   * committed (BatchBiller.realBatch: the run's row is each batch's turn), so invoice numbers, figures and every
+   * other write go batch after batch as before, and a batch killed midway leaves the one after it uncommitted too.
+   */
   private async bill(run: BillingRun, leaseId: string): Promise<boolean> {
     const skip = new Set(run.errors.map((error) => error.subscriber_id));
     for (const locking of ['skip-locked', 'wait'] as DueLocking[]) {
-      for (let afterId = ''; ;) {
-        if (this.loop.stopped || !(await this.renew(run, leaseId))) {
-          return false;
-        }
+      let current: Batch | null = this.startBatch(run, leaseId, '', locking, skip);
+      while (current) {
+        const next = await current.next;
+        const following =
+          typeof next === 'string' && !this.loop.stopped
+            ? this.startBatch(run, leaseId, next, locking, skip)
+            : null;
         let figures: BatchFigures | null;
         try {
-          figures = await this.biller.realBatch(run.id, leaseId, afterId, locking, skip);
+          figures = await current.done;
         } catch (error) {
-          // One subscriber broke the batch's statements: bill the batch one by one and report the one at fault.
-          figures = await this.billOneByOne(run, leaseId, afterId, locking, skip, error as Error);
+          // What the next batch commits is billed (the walk never takes a billed subscriber again); then this one's
+          // subscribers one by one, the one at fault reported, and the walk goes on from there.
+          this.count(run, (await following?.done.catch(() => null)) ?? null, skip);
+          figures = await this.billOneByOne(run, leaseId, current.afterId, locking, skip, error as Error);
+          this.count(run, figures, skip);
+          current =
+            figures && !this.loop.stopped
+              ? this.startBatch(run, leaseId, figures.lastId!, locking, skip)
+              : null;
+          continue;
         }
+        this.count(run, figures, skip);
         if (!figures) {
+          // Nothing left, or the claim was lost: the next batch (if one started) finds the same.
+          this.count(run, (await following?.done.catch(() => null)) ?? null, skip);
           break;
         }
-        addFigures(run, { ...figures, errors: [] });
-        for (const id of [...figures.errors.map((error) => error.subscriber_id), ...figures.emptyIds]) {
-          skip.add(id);
-        }
-        afterId = figures.lastId!;
+        current = following;
+      }
+      // Between passes, and at the end, no batch is under way: the claim is checked (and renewed) on its own.
+      if (this.loop.stopped || !(await this.renew(run, leaseId))) {
+        return false;
       }
     }
     return true;
+  }
+
+  /**
+   * A committed batch's figures in the run's own (the batch wrote them to the run's row; the due count is written
+   * again at the end), and those it reported (an error) or found with nothing to bill, passed over from now on.
+   */
+  private count(run: BillingRun, figures: BatchFigures | null, skip: Set<string>): void {
+    if (!figures) {
+      return;
+    }
+    addFigures(run, { ...figures, errors: [] });
+    for (const id of [...figures.errors.map((error) => error.subscriber_id), ...figures.emptyIds]) {
+      skip.add(id);
+    }
+  }
+
+  /** Starts a batch after `afterId`: where the walk goes on once it knows (`undefined` when it failed first), and its figures. */
+  private startBatch(
+    run: BillingRun,
+    leaseId: string,
+    afterId: string,
+    locking: DueLocking,
+    skip: ReadonlySet<string>,
+  ): Batch {
+    let told: (next: string | null | undefined) => void = () => undefined;
+    const next = new Promise<string | null | undefined>((resolve) => (told = resolve));
+    const done = this.biller.realBatch(run, leaseId, afterId, locking, skip, undefined, told);
+    // A batch that failed (or lost its claim) before its due subscribers were known starts no next one.
+    done.then(
+      () => told(undefined),
+      () => told(undefined),
+    );
+    return { afterId, next, done };
   }
 
   private async billOneByOne(
@@ -239,7 +299,7 @@ export class BillingRunWorker extends PolledWorker {
       return { ...emptyFigures(), lastId: next.next };
     }
     try {
-      return await this.biller.realBatch(run.id, leaseId, afterId, locking, skip, 1);
+      return await this.biller.realBatch(run, leaseId, afterId, locking, skip, 1);
     } catch (error) {
       // The raw text (a database's, say) is for the log; the run, its API and its event carry a reason of ours.
       this.logger.error({

@@ -109,10 +109,14 @@ export class BillingRunsRepository {
     return rows.length === 0 ? null : this.findById(manager, rows[0].tenant_id, rows[0].id);
   }
 
-  /** Extends the claim; false when it is no longer this worker's (it ran out and another took the run). */
+  /**
+   * Extends the claim; false when it is no longer this worker's (it ran out and another took the run). From the
+   * statement's own time (clock_timestamp), not its transaction's start (now()): a batch renews it inside its
+   * transaction, which began while the batch before it was still writing.
+   */
   async renew(manager: EntityManager, runId: string, leaseId: string, leaseMs: number): Promise<boolean> {
     const [, affected] = await manager.query<[unknown[], number]>(
-      `UPDATE billing_runs SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
+      `UPDATE billing_runs SET lease_until = clock_timestamp() + make_interval(secs => $3::float8 / 1000)
         WHERE id = $1 AND lease_id = $2 AND status = 'running'`,
       [runId, leaseId, leaseMs],
     );

@@ -133,14 +133,42 @@ export class InvoiceTaxes {
     return { ...base, rates: await this.reads.rates(manager, tenantId, rateIdsNeeded([base], lines)) };
   }
 
-  /** Loads the rates a batch's contexts may need (one read). */
+  /** Loads the rates a batch's contexts may need (one read), share-locked unless `lock` is false. */
   async ratesFor(
     manager: EntityManager,
     tenantId: string,
     contexts: Iterable<Omit<TaxContext, 'rates'>>,
     lines: readonly InvoiceLine[] = [],
+    lock = true,
   ): Promise<Map<string, TaxRateInfo>> {
-    return this.reads.rates(manager, tenantId, rateIdsNeeded(contexts, lines));
+    return this.reads.rates(manager, tenantId, rateIdsNeeded(contexts, lines), lock);
+  }
+
+  /**
+   * The rates a batch's contexts need (ratesFor), read again share-locked: whether they are still what `read` (read
+   * unlocked, ratesFor with `lock` false) found, field for field and none come or gone, so lines taxed with them can
+   * be issued.
+   */
+  async stillAsRead(
+    manager: EntityManager,
+    tenantId: string,
+    contexts: Iterable<Omit<TaxContext, 'rates'>>,
+    read: ReadonlyMap<string, TaxRateInfo>,
+  ): Promise<boolean> {
+    const locked = await this.ratesFor(manager, tenantId, contexts);
+    return (
+      locked.size === read.size &&
+      [...read].every(([id, rate]) => {
+        const now = locked.get(id);
+        return (
+          now !== undefined &&
+          now.name === rate.name &&
+          now.percentage === rate.percentage &&
+          now.inclusive === rate.inclusive &&
+          now.compound === rate.compound
+        );
+      })
+    );
   }
 
   /**

@@ -62,12 +62,15 @@ export class TaxContextRepository {
    * The rates with these ids, as lines apply them, share-locked until the issuing transaction ends: a PATCH of one
    * (which locks it for update) waits, then finds it used (tax_rate_in_use), so an invoice never carries a percentage
    * its rate no longer has. A rate archived after it was named in a list still applies until
-   * the list changes: an ISP stops a rate by naming another, never by leaving a line silently untaxed.
+   * the list changes: an ISP stops a rate by naming another, never by leaving a line silently untaxed. `lock: false`
+   * reads them without the lock: a bill run's batch computing ahead of its turn, which reads them again locked before
+   * it writes and computes again if one changed (BatchBiller).
    */
   async rates(
     manager: EntityManager,
     tenantId: string,
     ids: readonly string[],
+    lock = true,
   ): Promise<Map<string, TaxRateInfo>> {
     if (ids.length === 0) {
       return new Map();
@@ -75,8 +78,7 @@ export class TaxContextRepository {
     const rows: { id: string; name: string; percentage: string; inclusive: boolean; compound: boolean }[] =
       await manager.query(
         `SELECT id, name, percentage::text AS percentage, inclusive, compound
-           FROM tax_rates WHERE tenant_id = $1 AND id = ANY($2::text[])
-          FOR SHARE`,
+           FROM tax_rates WHERE tenant_id = $1 AND id = ANY($2::text[])${lock ? ' FOR SHARE' : ''}`,
         [tenantId, ids],
       );
     return new Map(rows.map((row) => [row.id, row]));
