@@ -60,14 +60,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { benchBillingRun } from './billing-run';
-import { benchBillingMixed, BILLING_MIXED_CASE } from './billing-mixed';
-import { benchReports } from './reports';
-import { benchImportRun } from './import-run';
 import { benchDocumentsPdf, DOCUMENTS_PDF_CASE } from './documents-pdf';
-import { benchExportsMemory, EXPORTS_MEMORY_CASE } from './exports-memory';
-import { benchProvisioningRun } from './provisioning-run';
-import { benchAccountingRun } from './accounting-run';
 import { BOOTSTRAP_TOKEN, buildCases, type Fixtures } from './cases';
 import { countAll } from './count';
 import { DatabaseObserver } from './db-observer';
@@ -95,6 +88,7 @@ import {
 } from './processes';
 import { log, queryTable } from './report';
 import { reportResults } from './results';
+import { wholeCases } from './whole-cases';
 
 const GET_IDS = 5_000;
 /** After services.create: how long to wait for the provisioning worker to carry out the orders it queued. */
@@ -206,57 +200,23 @@ async function main(): Promise<void> {
       documents,
       setup,
     });
-    if (!options.only || options.only.includes(EXPORTS_MEMORY_CASE)) {
-      await benchExportsMemory(db, server, fixtures.tenantId, seededRows, resultsDir, stamp);
-    }
-    if (!options.only || options.only.includes('billing.run')) {
-      await benchBillingRun(db, server, measurements, options.billingSubscribers, resultsDir, stamp);
-    }
-    if (!options.only || options.only.includes(BILLING_MIXED_CASE)) {
-      await mixedCase(db, server, fixtures, options, paths);
-    }
-    if (!options.only || options.only.includes('reports')) {
-      await benchReports(server, seededRows, options.quick ? 5 : 20, resultsDir, stamp);
-    }
-    if (!options.only || options.only.includes('provisioning.run')) {
-      await benchProvisioningRun(db, server, measurements, options.provisioningOrders, resultsDir, stamp);
-    }
-    if (!options.only || options.only.includes('import.run')) {
-      await benchImportRun(server, measurements, options.importRows, resultsDir, stamp);
-    }
-    if (!options.only || options.only.includes('accounting.run')) {
-      await benchAccountingRun(db, databaseUrl, running.embedded, measurements, options, paths);
-    }
+    await wholeCases({
+      db,
+      server,
+      databaseUrl,
+      embedded: running.embedded,
+      options,
+      paths,
+      fixtures,
+      seededRows,
+      measurements,
+    });
     if (profileDir) {
       log(`CPU profile of the server: ${profileDir} (written when it stops)`);
     }
   } finally {
     await stopAll(running);
   }
-}
-
-/** billing.mixed: the API's mixed load (subscribers.get and subscribers.create of bench/cases.ts) beside a bill run. */
-async function mixedCase(
-  db: Client,
-  server: ServerUnderTest,
-  fixtures: Fixtures,
-  options: Options,
-  paths: { resultsDir: string; stamp: string },
-): Promise<void> {
-  const fresh = buildCases(fixtures);
-  await benchBillingMixed(
-    db,
-    server,
-    {
-      get: fresh.find((c) => c.name === 'subscribers.get')!,
-      create: fresh.find((c) => c.name === 'subscribers.create')!,
-    },
-    options.mixedSubscribers,
-    options.mixedRate,
-    options.durationS,
-    paths.resultsDir,
-    paths.stamp,
-  );
 }
 
 /** The database (the embedded one started, or the Postgres one created when missing), connected, and reset. */

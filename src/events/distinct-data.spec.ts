@@ -1,5 +1,5 @@
 import { SYSTEM_SCOPE } from '../common/request-context';
-import { distinctData } from './events.repository';
+import { distinctData } from './distinct-data';
 import { eventRecord } from './new-event';
 
 describe('distinctData (EventsRepository.appendMany)', () => {
