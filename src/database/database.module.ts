@@ -33,7 +33,7 @@ export async function initializeDataSource(
  * Migrations run on a data source of their own, without the app's timeouts: an index built on a large table, or the
  * wait for another instance's migrations, may outlast a request's statement_timeout.
  */
-async function migrate(url: string, alone: boolean): Promise<void> {
+export async function migrate(url: string, alone: boolean): Promise<void> {
   // Alone (embedded, where one process owns the database, on one connection) no lock is needed, nor could it be held
   // while the migrations run on that same connection.
   const dataSource = await new DataSource(dataSourceOptions(url, alone ? 1 : 2)).initialize();

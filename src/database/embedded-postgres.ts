@@ -1,13 +1,14 @@
 import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock, releaseLock } from './data-dir-lock';
 import { EmbeddedExchangeQueue } from './embedded-exchange-queue';
 import { DURABLE_START_PARAMS, enableFsync, fsyncPath, fsyncTree } from './embedded-durability';
+import { DEFAULT_TEMPLATE_DIR, usableTemplate } from './embedded-template';
 
 export { DataDirInUseError } from './data-dir-lock';
 
@@ -16,7 +17,20 @@ export interface EmbeddedPostgres {
   url: string;
   /** One line for the boot log: what a crash can cost on this database. */
   durability: string;
+  /**
+   * How this start made the data folder: copied from the build's template, by initdb, or null when it opened one that
+   * was there (or runs in memory).
+   */
+  created: 'template' | 'initdb' | null;
   stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /**
+   * Where to look for a template of the data folder (src/database/embedded-template.ts); null: never use one. By
+   * default the build's, dist/embedded-template.
+   */
+  templateDir?: string | null;
 }
 
 /** Only names the socket file (`.s.PGSQL.5432`, where `pg` looks for it); no TCP port is opened. */
@@ -75,16 +89,34 @@ require(pglite)
 `;
 
 /**
- * The first start on an empty folder: initdb (a second PGlite, a copy of its heap, and the data folder as a tar)
- * peaks near 900 MB and its memory is not given back to the OS; in a short-lived process it is, and the server opens
- * the finished folder. It is built beside `pgdata`, flushed, then renamed into place, so a first start that is
- * interrupted leaves no half-made database behind, only a folder the next start removes.
+ * The first start on an empty folder: the data folder is made beside `pgdata`, flushed, then renamed into place, so a
+ * first start that is interrupted leaves no half-made database behind, only a folder the next start removes.
  */
-async function initdbApart(dataDir: string, pgdata: string): Promise<void> {
+async function createApart(
+  dataDir: string,
+  pgdata: string,
+  make: (staging: string) => Promise<void>,
+): Promise<void> {
   const staging = `${pgdata}.initdb`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { mode: 0o700 });
   chmodSync(staging, 0o700);
+  try {
+    await make(staging);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
+  fsyncTree(staging);
+  renameSync(staging, pgdata); // over the empty folder openDatabase made
+  fsyncPath(dataDir);
+}
+
+/**
+ * initdb (a second PGlite, a copy of its heap, and the data folder as a tar) peaks near 900 MB and its memory is not
+ * given back to the OS; in a short-lived process it is, and the server opens the finished folder.
+ */
+async function initdbApart(staging: string): Promise<void> {
   const child = spawn(
     process.execPath,
     ['-e', INITDB_SCRIPT, require.resolve('@electric-sql/pglite'), staging],
@@ -99,17 +131,17 @@ async function initdbApart(dataDir: string, pgdata: string): Promise<void> {
     child.once('close', resolve);
   });
   if (code !== 0) {
-    rmSync(staging, { recursive: true, force: true });
     throw new Error(`initdb of the embedded database failed (exit code ${code}): ${stderr.trim()}`);
   }
-  fsyncTree(staging);
-  renameSync(staging, pgdata); // over the empty folder openDatabase made
-  fsyncPath(dataDir);
 }
 
-async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durability: string }> {
+async function openDatabase(
+  dataDir: string | null,
+  templateDir: string | null,
+): Promise<{ db: PGlite; durability: string; created: EmbeddedPostgres['created'] }> {
   if (!dataDir) {
     return {
+      created: null,
       db: await PGlite.create({
         startParams: [...PGlite.defaultStartParams, ...MEMORY_PARAMS],
         extensions: EXTENSIONS,
@@ -122,8 +154,20 @@ async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durab
   mkdirSync(pgdata, { recursive: true, mode: 0o700 });
   chmodSync(pgdata, 0o700);
   // A folder holding files but no PG_VERSION is left to PGlite, as it always was.
+  let created: EmbeddedPostgres['created'] = null;
   if (readdirSync(pgdata).length === 0) {
-    await initdbApart(dataDir, pgdata);
+    // The build's template when it was made from these migrations and this PGlite: no initdb, no migration to run.
+    const template = templateDir === null ? null : usableTemplate(templateDir);
+    if (template) {
+      await createApart(dataDir, pgdata, (staging) => {
+        cpSync(template, staging, { recursive: true });
+        return Promise.resolve();
+      });
+      created = 'template';
+    } else {
+      await createApart(dataDir, pgdata, initdbApart);
+      created = 'initdb';
+    }
   }
   const db = await PGlite.create({
     dataDir: pgdata,
@@ -133,6 +177,7 @@ async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durab
   if (!enableFsync(db)) {
     return {
       db,
+      created,
       durability:
         `Embedded database in ${dataDir}: PGlite cannot fsync here, so commits survive a crash of this process ` +
         'but a host crash or power cut can lose the last seconds of them; use DATABASE_URL in production.',
@@ -142,6 +187,7 @@ async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durab
   fsyncPath(dataDir);
   return {
     db,
+    created,
     durability:
       `Embedded database in ${dataDir}: every commit is fsynced before it is acknowledged (it survives a host ` +
       'crash); one process only, for trials and small installs: use DATABASE_URL in production.',
@@ -155,7 +201,10 @@ async function openDatabase(dataDir: string | null): Promise<{ db: PGlite; durab
  * from its first message until the session is idle again, which gives serialisable behaviour for the concurrency
  * tests.
  */
-export async function startEmbeddedPostgres(dataDir: string | null): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string | null,
+  options: EmbeddedOptions = {},
+): Promise<EmbeddedPostgres> {
   let lockPath: string | null = null;
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
@@ -170,7 +219,10 @@ export async function startEmbeddedPostgres(dataDir: string | null): Promise<Emb
   };
   try {
     socket = socketFolder(dataDir);
-    const { db, durability } = await openDatabase(dataDir);
+    const { db, durability, created } = await openDatabase(
+      dataDir,
+      options.templateDir === undefined ? DEFAULT_TEMPLATE_DIR : options.templateDir,
+    );
     const socketPath = join(socket.dir, SOCKET_FILE);
     const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 100 });
     EmbeddedExchangeQueue.install(server, db);
@@ -186,6 +238,7 @@ export async function startEmbeddedPostgres(dataDir: string | null): Promise<Emb
     return {
       url: `postgres://postgres@${encodeURIComponent(socket.dir)}:${SOCKET_PORT}/postgres`,
       durability,
+      created,
       async stop() {
         if (stopped) {
           return;

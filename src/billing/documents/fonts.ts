@@ -35,6 +35,9 @@ function parse(file: string): fontkit.Font {
   if (!('layout' in font)) {
     throw new Error(`${file} is a font collection, not a font`);
   }
+  if (font.variationAxes && Object.keys(font.variationAxes).length > 0) {
+    throw new Error(`${file} is a variable font: its glyphs' outlines could not be kept once decoded`);
+  }
   for (const codePoint of [...font.characterSet].sort((a, b) => a - b)) {
     const char = String.fromCodePoint(codePoint);
     const codePoints = LATIN_LIGATURE.test(char)
@@ -47,9 +50,31 @@ function parse(file: string): fontkit.Font {
     }
   }
   for (let id = 0; id < font.numGlyphs; id++) {
-    font.getGlyph(id);
+    keepDecoded(font.getGlyph(id) as unknown as DecodableGlyph);
   }
   return font;
+}
+
+interface DecodableGlyph {
+  id: number;
+  _decode(): unknown;
+}
+
+/**
+ * fontkit's subset encoder decodes every glyph it writes (its whole outline, to learn whether it is a composite)
+ * each time a document's subset is written, and that was the largest single cost of a one-page invoice
+ * (docs/performance.md, Invoice PDFs). The glyph objects are shared by every document (above), so each keeps its
+ * decoded outline once made. fontkit reads it and never changes it for a font without variations (only the
+ * variation processor moves points, inside the decode itself); at most every glyph of both fonts, ~12 MB each, and
+ * in practice the few hundred glyphs documents use.
+ */
+function keepDecoded(glyph: DecodableGlyph): void {
+  const decode = glyph._decode;
+  let decoded: { value: unknown } | null = null;
+  glyph._decode = function (this: DecodableGlyph) {
+    decoded ??= { value: decode.call(this) };
+    return decoded.value;
+  };
 }
 
 /** The parsed fonts, for PDFKit's registerFont. */
@@ -58,6 +83,44 @@ export function documentFonts(): Record<DocumentFont, fontkit.Font> {
     parsed = { regular: parse(DOCUMENT_FONT_FILES.regular), bold: parse(DOCUMENT_FONT_FILES.bold) };
   }
   return parsed;
+}
+
+/**
+ * Word layouts shared by every document, per font. pdfkit lays out (fontkit shaping: glyphs, kerning, ligatures) each
+ * word once per document and keeps it in the document's font (`layoutCache`, a plain object keyed by the word); most
+ * of the words of one invoice (labels, headings, units, the issuer's details, amounts) are those of the one before.
+ * A document's cache gets this object as its prototype, so it reads every word an earlier document laid out, and what
+ * it lays out itself is added here when it is finished (keepWordLayouts). A layout depends on the font and the word
+ * alone, and pdfkit only reads it once made (the justified path copies what it changes), so sharing it changes no
+ * byte of any document. Bounded: past MAX_WORDS a font starts over with an empty set.
+ */
+export const MAX_WORDS = 20_000;
+const wordLayouts: Record<DocumentFont, { words: Record<string, unknown>; count: number }> = {
+  regular: { words: Object.create(null) as Record<string, unknown>, count: 0 },
+  bold: { words: Object.create(null) as Record<string, unknown>, count: 0 },
+};
+
+/** The word layouts earlier documents made with `font`: the prototype of a new document's cache. */
+export function sharedWordLayouts(font: DocumentFont): Record<string, unknown> {
+  return wordLayouts[font].words;
+}
+
+/** Adds the words a document laid out itself (its cache's own keys) to the shared layouts of `font`. */
+export function keepWordLayouts(font: DocumentFont, own: Record<string, unknown>): void {
+  const words = Object.keys(own);
+  if (words.length === 0) {
+    return;
+  }
+  let shared = wordLayouts[font];
+  if (shared.count + words.length > MAX_WORDS) {
+    shared = wordLayouts[font] = { words: Object.create(null) as Record<string, unknown>, count: 0 };
+  }
+  for (const word of words) {
+    if (!(word in shared.words)) {
+      shared.words[word] = own[word];
+      shared.count++;
+    }
+  }
 }
 
 const substitutes = new Map<string, string>();

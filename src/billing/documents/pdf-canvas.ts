@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import PDFDocument from 'pdfkit';
-import { documentFonts, type DocumentFont, printable } from './fonts';
+import { documentFonts, type DocumentFont, keepWordLayouts, printable, sharedWordLayouts } from './fonts';
 
 /**
  * The page the documents are drawn on (pdfkit, A4): the embedded fonts, text blocks that measure themselves, a table
@@ -71,6 +71,8 @@ export class PdfCanvas {
   /** Where the next block starts. */
   y: number;
   private readonly bottom: number;
+  /** Each font's word-layout cache in this document, which reads through to the shared one (fonts.ts). */
+  private readonly wordLayouts = new Map<DocumentFont, Record<string, unknown>>();
 
   /** @param continuation printed at the top of every page after the first, e.g. "Invoice INV-2026-000001 (continued)". */
   constructor(
@@ -109,10 +111,18 @@ export class PdfCanvas {
   }
 
   private style(style: TextStyle): void {
+    const font = style.font ?? 'regular';
     this.pdf
-      .font(style.font ?? 'regular')
+      .font(font)
       .fontSize(style.size ?? 9)
       .fillColor(style.color ?? COLORS.text);
+    if (!this.wordLayouts.has(font)) {
+      // pdfkit's font object of this document (EmbeddedFont), made by font() above; its cache is a plain object.
+      const embedded = (this.pdf as unknown as { _font: { layoutCache?: Record<string, unknown> } })._font;
+      const own = Object.create(sharedWordLayouts(font)) as Record<string, unknown>;
+      embedded.layoutCache = own;
+      this.wordLayouts.set(font, own);
+    }
   }
 
   /** The height `text` takes in `width` with `style`. */
@@ -129,13 +139,16 @@ export class PdfCanvas {
     if (text === '') {
       return 0;
     }
-    const height = this.measure(text, width, style);
+    this.style(style);
+    const page = this.pdf.page;
     this.pdf.text(printable(text, style.font ?? 'regular'), x, y, {
       width,
       align: style.align ?? 'left',
       lineGap: 1,
     });
-    return height;
+    // pdfkit moved its y down by each line as heightOfString (measure) counts them: the height, without laying the
+    // text out a second time. Unless it started a page inside the text (the canvas places its blocks so it does not).
+    return this.pdf.page === page ? this.pdf.y - y : this.measure(text, width, style);
   }
 
   /** Draws a block across the page at `this.y` (a new page first when it does not fit) and moves below it. */
@@ -274,6 +287,9 @@ export class PdfCanvas {
           color: COLORS.muted,
         });
       }
+    }
+    for (const [font, own] of this.wordLayouts) {
+      keepWordLayouts(font, own);
     }
     this.pdf.end();
     return this.pdf;
