@@ -2,7 +2,14 @@ import type { Client } from 'pg';
 import { AGING_REBUILD_STATEMENTS } from '../src/billing/reports/aging.repository';
 import { MRR_REBUILD_STATEMENTS } from '../src/billing/reports/mrr.repository';
 import { REVENUE_REBUILD_STATEMENTS } from '../src/billing/reports/revenue.repository';
-import { DAY_MS, SEED_CURRENCY, SPREAD_MS, ulidSql, withSecondaryIndexesDropped } from './seed-sql';
+import {
+  DAY_MS,
+  retryingDeadlocks,
+  SEED_CURRENCY,
+  SPREAD_MS,
+  ulidSql,
+  withSecondaryIndexesDropped,
+} from './seed-sql';
 
 /**
  * Issue #32 item 4: what the reports read on the seeded tenant, so that each one sums a million subscribers' worth of
@@ -93,8 +100,9 @@ async function seedReportServices(
 ): Promise<number> {
   return withSecondaryIndexesDropped(db, 'services', log, async () => {
     // n: the subscriber's seed number; its first plan by n, terminated (n % 25 = 0) up to 300 days after activation.
-    const inserted = await db.query(
-      `INSERT INTO services (tenant_id, id, subscriber_id, plan_id, status, pppoe_username, radius_username,
+    const inserted = await retryingDeadlocks(() =>
+      db.query(
+        `INSERT INTO services (tenant_id, id, subscriber_id, plan_id, status, pppoe_username, radius_username,
          pppoe_password, static_ipv4, cpe_mac, installation_address, activated_at, terminated_at, created_at,
          updated_at)
        SELECT s.tenant_id, 'svc_' || substr(s.id, 5), s.id,
@@ -110,7 +118,8 @@ async function seedReportServices(
                FROM subscribers s
               WHERE s.tenant_id = $1 AND s.external_id LIKE 'seed-%'
                 AND NOT EXISTS (SELECT 1 FROM services v WHERE v.tenant_id = s.tenant_id AND v.subscriber_id = s.id)) s`,
-      [tenantId, base, dear, yearly],
+        [tenantId, base, dear, yearly],
+      ),
     );
     return inserted.rowCount ?? 0;
   });
@@ -119,8 +128,9 @@ async function seedReportServices(
 async function seedPlanHistory(db: Client, tenantId: string, base: string, log: (line: string) => void) {
   await withSecondaryIndexesDropped(db, 'provisioning_orders', log, async () => {
     // The activation on the first plan (the bench plan for those that change later), then the change one month on.
-    await db.query(
-      `INSERT INTO provisioning_orders (tenant_id, id, service_id, subscriber_id, action, status, plan_id, changes,
+    await retryingDeadlocks(() =>
+      db.query(
+        `INSERT INTO provisioning_orders (tenant_id, id, service_id, subscriber_id, action, status, plan_id, changes,
          reason, attempts, last_error, next_attempt_at, lease_id, lease_until, completed_at, created_at, updated_at,
          disconnect, coa)
        SELECT v.tenant_id, 'ord_' || substr(v.id, 5) || o.k, v.id, v.subscriber_id, o.action, 'completed',
@@ -132,7 +142,8 @@ async function seedPlanHistory(db: Client, tenantId: string, base: string, log: 
        CROSS JOIN LATERAL (VALUES ('a', 'activate', interval '0'), ('c', 'change_plan', interval '30 days'))
          AS o(k, action, after)
        WHERE o.k = 'a' OR changed`,
-      [tenantId, base],
+        [tenantId, base],
+      ),
     );
   });
 }

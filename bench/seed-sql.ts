@@ -83,6 +83,24 @@ export async function withSecondaryIndexesDropped<T>(
   return loaded;
 }
 
+/**
+ * A seeding statement again after a deadlock (SQLSTATE 40P01), up to 5 times: the server under test runs its workers
+ * while the bench seeds, and a bulk INSERT's foreign-key checks take KEY SHARE locks on thousands of referenced rows
+ * (services, say) in scan order, which the automation's sweeps may be locking FOR UPDATE in another order. Postgres
+ * aborts one of the two; the statement rolled back whole, so running it again is safe.
+ */
+export async function retryingDeadlocks<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await statement();
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 5) {
+        throw error;
+      }
+    }
+  }
+}
+
 /** Row g of the seed is created at startMs + g * stepMs. */
 export function timeline(total: number): { startMs: number; stepMs: number } {
   const stepMs = Math.max(1, Math.floor(SPREAD_MS / total));
