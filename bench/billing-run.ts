@@ -58,6 +58,30 @@ export async function api(
   return body.data;
 }
 
+/**
+ * Every fourth subscriber's payment received and not applied, in statements of 2,000: each one's aging trigger takes
+ * a transaction-scoped advisory lock of its subscriber (docs/reports.md), and 25,000 in one transaction overflow
+ * Postgres's lock table.
+ */
+async function seedUnappliedPayments(
+  db: Client,
+  tenantId: string,
+  tag: string,
+  old: string,
+  total: number,
+): Promise<void> {
+  for (let from = 4; from <= total; from += 8_000) {
+    await db.query(
+      `INSERT INTO transactions (tenant_id, id, subscriber_id, kind, source, amount, currency, external_id, reference,
+         description, method, occurred_at, refund_of, metadata, allocated_amount, refunded_amount, created_at)
+       SELECT $1, 'txn_BR${tag}' || lpad(g::text, 12, '0'), 'sub_BR${tag}' || lpad(g::text, 12, '0'), 'payment', 'external', 2500,
+         'USD', NULL, NULL, NULL, NULL, $2::timestamptz, NULL, '{}'::jsonb, 0, 0, $2::timestamptz
+       FROM generate_series($3::int, $4::int, 4) AS g`,
+      [tenantId, old, from, Math.min(total, from + 7_996)],
+    );
+  }
+}
+
 /** A tenant of its own, its default profile, one plan, and the subscribers with an active service each (SQL). */
 export async function seedBillingTenant(db: Client, server: ServerUnderTest, total: number): Promise<string> {
   const tenant = await api(server, '/tenants', {
@@ -126,18 +150,7 @@ export async function seedBillingTenant(db: Client, server: ServerUnderTest, tot
      FROM generate_series(2, $3::int, 2) AS g`,
     [tenantId, old, total],
   );
-  // In statements of 2,000 payments: each one's aging trigger takes a transaction-scoped advisory lock of its
-  // subscriber (docs/reports.md), and 25,000 of them in one transaction overflow Postgres's lock table.
-  for (let from = 4; from <= total; from += 8_000) {
-    await db.query(
-      `INSERT INTO transactions (tenant_id, id, subscriber_id, kind, source, amount, currency, external_id, reference,
-         description, method, occurred_at, refund_of, metadata, allocated_amount, refunded_amount, created_at)
-       SELECT $1, 'txn_BR${tag}' || lpad(g::text, 12, '0'), 'sub_BR${tag}' || lpad(g::text, 12, '0'), 'payment', 'external', 2500,
-         'USD', NULL, NULL, NULL, NULL, $2::timestamptz, NULL, '{}'::jsonb, 0, 0, $2::timestamptz
-       FROM generate_series($3::int, $4::int, 4) AS g`,
-      [tenantId, old, from, Math.min(total, from + 7_996)],
-    );
-  }
+  await seedUnappliedPayments(db, tenantId, tag, old, total);
   await db.query(
     'ANALYZE subscribers; ANALYZE services; ANALYZE billing_periods; ANALYZE invoices; ANALYZE charges; ANALYZE transactions',
   );
