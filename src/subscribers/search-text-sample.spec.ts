@@ -7,6 +7,7 @@ import {
   SearchTextStatistics,
   wordShare,
 } from './search-text-sample';
+import { SubscriberSearchRepository } from './subscriber-search.repository';
 
 /** A sample like the bench's: `count` seeded rows, every one `seed subscriber <n>` in Springfield. */
 function seeded(count: number, extra: string[] = []): SampledText[] {
@@ -89,21 +90,25 @@ describe('SearchTextStatistics', () => {
 
   it('should weigh the most common values by their frequency and the histogram bounds by the rest', async () => {
     const { manager: m } = manager({ mcv: ['a', 'b'], freqs: [0.3, 0.1], bounds: ['c', 'd', 'e'] });
-    const sample = await new SearchTextStatistics().read(m);
+    const sample = await new SearchTextStatistics(new SubscriberSearchRepository()).read(m);
     expect(sample?.map((value) => value.text)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(sample?.map((value) => Number(value.share.toFixed(6)))).toEqual([0.3, 0.1, 0.2, 0.2, 0.2]);
   });
 
   it('should answer null for a table never analyzed', async () => {
-    expect(await new SearchTextStatistics().read(manager(null).manager)).toBeNull();
     expect(
-      await new SearchTextStatistics().read(manager({ mcv: null, freqs: null, bounds: null }).manager),
+      await new SearchTextStatistics(new SubscriberSearchRepository()).read(manager(null).manager),
+    ).toBeNull();
+    expect(
+      await new SearchTextStatistics(new SubscriberSearchRepository()).read(
+        manager({ mcv: null, freqs: null, bounds: null }).manager,
+      ),
     ).toBeNull();
   });
 
   it('should read once per period, concurrent callers sharing the read, then read again', async () => {
     const { manager: m, query } = manager({ mcv: null, freqs: null, bounds: ['x'] });
-    const statistics = new SearchTextStatistics();
+    const statistics = new SearchTextStatistics(new SubscriberSearchRepository());
     const clock = jest.spyOn(performance, 'now').mockReturnValue(1_000);
     await Promise.all([statistics.sample(m), statistics.sample(m)]);
     await statistics.sample(m);

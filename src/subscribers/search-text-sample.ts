@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { SubscriberSearchRepository } from './subscriber-search.repository';
 
 /**
  * Which words of a search are rare, from data: the values of the search text PostgreSQL keeps for the planner
@@ -77,14 +78,13 @@ export function rareWords(text: string, sample: SearchTextSample): string[] | nu
 /** How long a process keeps the sample: statistics change when the table is analyzed, not per request. */
 export const SAMPLE_TTL_MS = 5 * 60 * 1000;
 
-/** The name of the index whose expression's statistics are the sample (migration 1796600000000). */
-export const SEARCH_INDEX = 'ix_subscribers_search_trgm';
-
 /** Reads the sample from pg_stats, kept per process for SAMPLE_TTL_MS (one statement per process and period). */
 @Injectable()
 export class SearchTextStatistics {
   private cached: { sample: SearchTextSample; until: number } | null = null;
   private reading: Promise<SearchTextSample> | null = null;
+
+  constructor(private readonly search: SubscriberSearchRepository) {}
 
   /** The sample, read at most once per SAMPLE_TTL_MS; concurrent callers share one read. */
   async sample(manager: EntityManager): Promise<SearchTextSample> {
@@ -105,13 +105,7 @@ export class SearchTextStatistics {
 
   /** The sample as pg_stats has it now: most common values with their frequencies, then the histogram's bounds. */
   async read(manager: EntityManager): Promise<SearchTextSample> {
-    const rows: { mcv: string[] | null; freqs: number[] | null; bounds: string[] | null }[] =
-      await manager.query(
-        `SELECT most_common_vals::text::text[] AS mcv, most_common_freqs::float8[] AS freqs, ` +
-          `histogram_bounds::text::text[] AS bounds FROM pg_stats ` +
-          `WHERE schemaname = current_schema() AND tablename = $1`,
-        [SEARCH_INDEX],
-      );
+    const rows = await this.search.textStatistics(manager);
     const [row] = rows;
     if (!row || (!row.mcv && !row.bounds)) {
       return null;

@@ -53,6 +53,16 @@ export interface SubscriberSearch {
   rareWords?: string[] | null;
 }
 
+/** The name of the index whose expression's statistics sample the search text (migration 1796600000000). */
+export const SEARCH_INDEX = 'ix_subscribers_search_trgm';
+
+/** pg_stats of the search text's index expression: most common values, their frequencies, the histogram's bounds. */
+export interface SearchTextStatisticsRow {
+  mcv: string[] | null;
+  freqs: number[] | null;
+  bounds: string[] | null;
+}
+
 /** `%`, `_` and the escape character itself, taken literally by LIKE. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`);
 
@@ -64,6 +74,16 @@ export class SubscriberSearchRepository {
   /** Registers another module's rows that find subscribers (provisioning's PPPoE usernames). */
   useSource(source: SubscriberSearchSource): void {
     this.sources.push(source);
+  }
+
+  /** The statistics PostgreSQL keeps for the planner on the search text (none before the table is analyzed). */
+  textStatistics(manager: EntityManager): Promise<SearchTextStatisticsRow[]> {
+    return manager.query(
+      `SELECT most_common_vals::text::text[] AS mcv, most_common_freqs::float8[] AS freqs, ` +
+        `histogram_bounds::text::text[] AS bounds FROM pg_stats ` +
+        `WHERE schemaname = current_schema() AND tablename = $1`,
+      [SEARCH_INDEX],
+    );
   }
 
   /**
