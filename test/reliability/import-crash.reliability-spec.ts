@@ -40,8 +40,10 @@ describe('An import across a crash of its worker', () => {
     return server;
   };
 
-  afterAll(async () => {
-    for (const server of started) {
+  // Each test's servers go with it: a server left running would claim the next test's job before its held one does
+  // (every server's import worker polls the same database).
+  afterEach(async () => {
+    for (const server of started.splice(0)) {
       await server.stop('SIGKILL');
     }
   });
