@@ -91,6 +91,7 @@ export const NOTIFICATIONS_FAN_OUT: OutboxFanOut = {
 /**
  * Takes up to $2 due notifications and leases them for $1 ms, by the database's clock (now()), so instances whose
  * clocks disagree agree on what is due and whose lease holds; SKIP LOCKED lets several instances claim at once.
+ * Answers the claimed rows whole (their lease included), so the worker reads none of them again.
  */
 const CLAIM_SQL = `WITH due AS (
     SELECT n.id FROM notifications n
@@ -99,7 +100,7 @@ const CLAIM_SQL = `WITH due AS (
     FOR UPDATE OF n SKIP LOCKED)
   UPDATE notifications n SET locked_until = now() + $1::float8 * interval '1 millisecond'
   FROM due WHERE n.id = due.id
-  RETURNING n.id`;
+  RETURNING ${NOTIFICATION_COLUMNS.map((column) => `n.${column.column}`).join(', ')}`;
 
 /** What the worker writes on a notification when it is done with it, or puts it back in the queue. */
 export interface NotificationOutcome {
@@ -124,14 +125,15 @@ export interface NotificationFilter {
 /** The notifications (the outbox rows of mail) and their attempts. */
 @Injectable()
 export class NotificationsRepository {
-  /** Leases up to `limit` due notifications for `leaseMs`; answers their ids. */
-  async claim(manager: EntityManager, leaseMs: number, limit: number): Promise<string[]> {
-    const [rows] = await manager.query<[{ id: string }[], number]>(CLAIM_SQL, [leaseMs, limit]);
-    return rows.map((row) => row.id);
-  }
-
-  findClaimed(manager: EntityManager, id: string): Promise<Notification | null> {
-    return manager.findOneBy(Notification, { id });
+  /** Leases up to `limit` due notifications for `leaseMs`; answers them as leased. */
+  async claim(manager: EntityManager, leaseMs: number, limit: number): Promise<Notification[]> {
+    const [rows] = await manager.query<[Record<string, unknown>[], number]>(CLAIM_SQL, [leaseMs, limit]);
+    return rows.map((row) =>
+      Object.assign(
+        new Notification(),
+        Object.fromEntries(NOTIFICATION_COLUMNS.map((column) => [column.property, row[column.column]])),
+      ),
+    );
   }
 
   /**

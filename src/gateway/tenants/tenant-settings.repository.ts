@@ -2,8 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { NOTIFICATION_KINDS, type NotificationKind } from '../../common/notification-kinds';
 import type { SmtpSettings } from '../../config/smtp-settings';
+import { entityColumns } from '../../database/entity-columns';
 import { KIND_COLUMNS, ownMailServer } from './tenant-mail-settings';
 import { TenantSettings } from './tenant-settings.entity';
+
+/** The issuer block's columns (TenantIssuerRow), of `tenants t LEFT JOIN tenant_settings s`. */
+const ISSUER_COLUMNS = `t.name AS tenant_name, s.legal_name, s.address_line1, s.address_line2, s.address_city,
+  s.address_postal_code, s.address_region, s.address_country, s.tax_id, s.registration_number, s.contact_email,
+  s.contact_phone, s.contact_website, s.payment_instructions, s.invoice_footer, s.locale, s.time_zone`;
+
+const SETTINGS_COLUMNS = entityColumns(TenantSettings);
 
 /** The tenant as the issuer of its documents: its name and settings (none set: all null but the name). */
 export interface TenantIssuerRow {
@@ -47,12 +55,7 @@ export class TenantSettingsRepository {
   /** The tenant's name with its settings, for a document's issuer block; undefined when there is no such tenant. */
   async issuer(manager: EntityManager, tenantId: string): Promise<TenantIssuerRow | undefined> {
     const [row]: TenantIssuerRow[] = await manager.query(
-      `SELECT t.name AS tenant_name, s.legal_name, s.address_line1, s.address_line2, s.address_city,
-              s.address_postal_code, s.address_region, s.address_country, s.tax_id, s.registration_number,
-              s.contact_email, s.contact_phone, s.contact_website, s.payment_instructions, s.invoice_footer,
-              s.locale, s.time_zone
-         FROM tenants t LEFT JOIN tenant_settings s ON s.tenant_id = t.id
-        WHERE t.id = $1`,
+      `SELECT ${ISSUER_COLUMNS} FROM tenants t LEFT JOIN tenant_settings s ON s.tenant_id = t.id WHERE t.id = $1`,
       [tenantId],
     );
     return row;
@@ -64,11 +67,28 @@ export class TenantSettingsRepository {
    * sends.
    */
   async mailing(manager: EntityManager, tenantId: string): Promise<TenantMailing | undefined> {
-    const issuer = await this.issuer(manager, tenantId);
-    if (!issuer) {
+    // One statement: the issuer block and the settings row (its columns prefixed, none when the defaults apply).
+    const [row]: (TenantIssuerRow & { has_settings: boolean } & Record<string, unknown>)[] =
+      await manager.query(
+        `SELECT ${ISSUER_COLUMNS}, s.tenant_id IS NOT NULL AS has_settings,
+              ${SETTINGS_COLUMNS.map((column) => `s.${column.column} AS "settings.${column.column}"`).join(', ')}
+         FROM tenants t LEFT JOIN tenant_settings s ON s.tenant_id = t.id WHERE t.id = $1`,
+        [tenantId],
+      );
+    if (!row) {
       return undefined;
     }
-    const settings = await this.find(manager, tenantId);
+    const issuer = Object.fromEntries(
+      Object.entries(row).filter(([name]) => name !== 'has_settings' && !name.startsWith('settings.')),
+    ) as unknown as TenantIssuerRow;
+    const settings = row.has_settings
+      ? Object.assign(
+          new TenantSettings(),
+          Object.fromEntries(
+            SETTINGS_COLUMNS.map((column) => [column.property, row[`settings.${column.column}`]]),
+          ),
+        )
+      : null;
     const sends = Object.fromEntries(
       NOTIFICATION_KINDS.map((kind) => [kind, settings ? settings[KIND_COLUMNS[kind]] : true]),
     ) as Record<NotificationKind, boolean>;

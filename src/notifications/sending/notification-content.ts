@@ -48,6 +48,12 @@ export type PreparedNotification =
       recipient: string;
     };
 
+/** How a tenant's mail goes out: its mailing settings and the server (its own, else the instance's). */
+export interface MailChannel {
+  mailing: TenantMailing;
+  server: SmtpSettings;
+}
+
 /** A notification as the content is built for it: its kind, its cause and, when known, its subscriber. */
 export interface ContentRequest {
   id: string;
@@ -99,22 +105,39 @@ export class NotificationContent {
     private readonly moduleRef: ModuleRef,
   ) {}
 
-  async prepare(manager: EntityManager, request: ContentRequest): Promise<PreparedNotification> {
-    const skipped = (skip: SkipReason, subscriber: Subscriber | null = null): PreparedNotification => ({
-      skip,
-      subscriberId: subscriber?.id ?? request.subscriberId,
-      recipient: subscriber?.email ?? null,
-    });
+  /**
+   * How the tenant's mail of `kind` goes out, or why none does: the first of prepare's checks, which needs neither the
+   * event nor the subscriber (a tenant without a mail server skips every notification on its settings alone).
+   */
+  async channel(
+    manager: EntityManager,
+    request: Pick<ContentRequest, 'tenantId' | 'kind'>,
+  ): Promise<MailChannel | SkipReason> {
     const mailing = await this.tenantSettings.mailing(manager, request.tenantId);
     // A test tenant's mail goes only through its own server, never the instance's (docs/test-clocks.md).
     const testTenant = (await this.tenantTime.frozenAt(request.tenantId)) !== null;
     const server = mailing?.server ?? (testTenant ? null : this.config.mail);
     if (!mailing || !server) {
-      return skipped(testTenant && mailing ? 'test_tenant_without_mail_server' : 'no_mail_server');
+      return testTenant && mailing ? 'test_tenant_without_mail_server' : 'no_mail_server';
     }
     if (!mailing.sends[request.kind]) {
-      return skipped('kind_disabled_by_tenant');
+      return 'kind_disabled_by_tenant';
     }
+    return { mailing, server };
+  }
+
+  /** The message of `request` through `channel` (answered by channel()), or why none is sent. */
+  async prepare(
+    manager: EntityManager,
+    request: ContentRequest,
+    channel: MailChannel,
+  ): Promise<PreparedNotification> {
+    const skipped = (skip: SkipReason, subscriber: Subscriber | null = null): PreparedNotification => ({
+      skip,
+      subscriberId: subscriber?.id ?? request.subscriberId,
+      recipient: subscriber?.email ?? null,
+    });
+    const { mailing, server } = channel;
     const { subscriberId, subscriber } = await this.recipient(manager, request);
     if (!subscriber) {
       return skipped(subscriberId ? 'record_gone' : 'no_subscriber');

@@ -73,27 +73,35 @@ export class NotificationWorker extends PolledWorker {
         this.config.notifications.leaseMs,
         batch,
       );
-      await Promise.all(claimed.map((id) => this.process(id)));
+      await Promise.all(claimed.map((notification) => this.process(notification)));
       if (claimed.length < batch) {
         return;
       }
     }
   }
 
-  private async process(id: string): Promise<void> {
+  private async process(notification: Notification): Promise<void> {
     const { manager } = this.dataSource;
-    const notification = await this.notifications.findClaimed(manager, id);
-    const event = notification && (await this.events.find(notification.tenantId, notification.eventId));
-    if (!notification || !event || !isNotificationKind(notification.kind)) {
+    const { tenantId, kind } = notification;
+    if (!isNotificationKind(kind)) {
       return;
     }
-    const prepared = await this.content.prepare(manager, {
-      id: notification.id,
-      tenantId: notification.tenantId,
-      kind: notification.kind,
-      subscriberId: notification.subscriberId,
-      event,
-    });
+    // The tenant's settings first: a tenant without a mail server skips it without its event or subscriber read.
+    const channel = await this.content.channel(manager, { tenantId, kind });
+    if (typeof channel === 'string') {
+      const skip = { skip: channel, subscriberId: notification.subscriberId, recipient: null };
+      await this.finish(notification, skip, null, null);
+      return;
+    }
+    const event = await this.events.find(tenantId, notification.eventId);
+    if (!event) {
+      return;
+    }
+    const prepared = await this.content.prepare(
+      manager,
+      { id: notification.id, tenantId, kind, subscriberId: notification.subscriberId, event },
+      channel,
+    );
     if (prepared.skip !== null) {
       await this.finish(notification, prepared, null, null);
       return;
@@ -114,7 +122,10 @@ export class NotificationWorker extends PolledWorker {
     await this.finish(notification, prepared, outcome, this.clock.now().getTime() - startedAt.getTime());
   }
 
-  /** Records what became of the notification, its attempt, and notification.sent or .failed, in one transaction. */
+  /**
+   * Records what became of the notification: skipped, its row alone; tried, its row, its attempt, and
+   * notification.sent or .failed, in one transaction.
+   */
   private async finish(
     notification: Notification,
     prepared: PreparedNotification,
@@ -134,16 +145,21 @@ export class NotificationWorker extends PolledWorker {
       attempts: attempt,
       retryInS,
     };
+    if (!outcome) {
+      // Skipped: the notification's own row is all there is to write, one statement.
+      const recorded = await this.notifications.finish(this.dataSource.manager, notification, result);
+      if (!recorded) {
+        this.leaseLost(notification);
+      }
+      return;
+    }
     await this.transactionRunner.run(SYSTEM_SCOPE, async (tx) => {
       const recorded = await this.notifications.finish(tx.manager, notification, result);
       if (!recorded) {
-        this.logger.warn({
-          msg: 'lease lost before the notification was recorded',
-          notification_id: notification.id,
-        });
+        this.leaseLost(notification);
         return;
       }
-      if (outcome && durationMs !== null) {
+      if (durationMs !== null) {
         await this.notifications.insertAttempt(
           tx.manager,
           Object.assign(new NotificationAttempt(), {
@@ -174,6 +190,13 @@ export class NotificationWorker extends PolledWorker {
           object: NotificationDto.from(row),
         });
       }
+    });
+  }
+
+  private leaseLost(notification: Notification): void {
+    this.logger.warn({
+      msg: 'lease lost before the notification was recorded',
+      notification_id: notification.id,
     });
   }
 }
