@@ -8,7 +8,8 @@ import { SnakeNamingStrategy } from './snake-naming.strategy';
  * `poolMax` 1 for the embedded database: PGlite is one session, which serves one connection at a time anyway.
  * `timeouts` (the app's; the TypeORM CLI runs migrations without any): statement_timeout and
  * idle_in_transaction_session_timeout are sent as connection parameters, and the pool's wait for a free connection is
- * bounded by `acquireMs` (pg-pool's connectionTimeoutMillis bounds both that wait and opening a connection).
+ * bounded by `acquireMs` (pg-pool's connectionTimeoutMillis bounds both that wait and opening a connection), and
+ * parallel plans are off for the app's connections.
  */
 export function dataSourceOptions(url: string, poolMax = 20, timeouts?: DatabaseTimeouts): DataSourceOptions {
   return {
@@ -26,6 +27,10 @@ export function dataSourceOptions(url: string, poolMax = 20, timeouts?: Database
         connectionTimeoutMillis: timeouts.acquireMs,
         statement_timeout: timeouts.statementMs,
         idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+        // No parallel plans for the app's statements: 64 requests at once already use every core, and a parallel
+        // plan's workers waited on each other (IPC:MessageQueueInternal) instead. The ranked search went from 73 to
+        // 217 req/s and its p99 from 7.2 to 1.5 s at 64 connections (docs/performance.md, "the closing runs").
+        options: '-c max_parallel_workers_per_gather=0',
       }),
     },
   };

@@ -37,6 +37,13 @@ describe('Database timeouts', () => {
     return { result, ms: Date.now() - started };
   };
 
+  it("should run the app's statements without parallel plans (their workers waited on each other under load)", async () => {
+    const [row] = await t.dataSource.query<{ max_parallel_workers_per_gather: string }[]>(
+      'SHOW max_parallel_workers_per_gather',
+    );
+    expect(row.max_parallel_workers_per_gather).toBe('0');
+  });
+
   describe('while a transaction holds the only pooled connection', () => {
     let holder: QueryRunner;
 
