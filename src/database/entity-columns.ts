@@ -17,6 +17,18 @@ const naming = new SnakeNamingStrategy();
  * the entity, and therefore the migration drift check, knows. For entities without embedded or inherited columns.
  */
 export function entityColumns<T>(entity: new () => T): readonly EntityColumn<T>[] {
+  let columns = read.get(entity) as readonly EntityColumn<T>[] | undefined;
+  if (!columns) {
+    columns = readColumns(entity);
+    read.set(entity, columns);
+  }
+  return columns;
+}
+
+/** entityColumns' answers, per entity: its decorators ran when its class was defined, and never change. */
+const read = new WeakMap<object, readonly object[]>();
+
+function readColumns<T>(entity: new () => T): readonly EntityColumn<T>[] {
   return (
     getMetadataArgsStorage()
       .filterColumns(entity)
@@ -30,6 +42,21 @@ export function entityColumns<T>(entity: new () => T): readonly EntityColumn<T>[
           (args.options.array ? '[]' : ''),
       }))
   );
+}
+
+/**
+ * The entity of a row that hand-built SQL answered (a RETURNING, a join), its columns named as the data source names
+ * them, each read at `prefix` + its name: the columns of entityColumns.
+ */
+export function entityFromRow<T extends object>(
+  entity: new () => T,
+  row: Readonly<Record<string, unknown>>,
+  prefix = '',
+): T {
+  const values = Object.fromEntries(
+    entityColumns(entity).map((column) => [column.property, row[prefix + column.column]]),
+  );
+  return Object.assign(new entity(), values as Partial<T>);
 }
 
 /**

@@ -3,7 +3,7 @@ import { EntityManager } from 'typeorm';
 import type { Page } from '../common/envelope/envelope';
 import { ApiError } from '../common/errors/api-error';
 import { paginate, type PageQueryDto } from '../common/pagination';
-import { entityColumns } from '../database/entity-columns';
+import { entityColumns, entityFromRow } from '../database/entity-columns';
 import type { SqlParams } from '../database/sql-params';
 import type { EventPlaceholders, EventRecord, OutboxFanOut } from '../events';
 import { Notification, NotificationAttempt, NotificationStatus } from './notification.entity';
@@ -128,12 +128,7 @@ export class NotificationsRepository {
   /** Leases up to `limit` due notifications for `leaseMs`; answers them as leased. */
   async claim(manager: EntityManager, leaseMs: number, limit: number): Promise<Notification[]> {
     const [rows] = await manager.query<[Record<string, unknown>[], number]>(CLAIM_SQL, [leaseMs, limit]);
-    return rows.map((row) =>
-      Object.assign(
-        new Notification(),
-        Object.fromEntries(NOTIFICATION_COLUMNS.map((column) => [column.property, row[column.column]])),
-      ),
-    );
+    return rows.map((row) => entityFromRow(Notification, row));
   }
 
   /**

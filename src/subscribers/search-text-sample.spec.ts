@@ -82,6 +82,7 @@ describe('rareWords', () => {
 });
 
 describe('SearchTextStatistics', () => {
+  const statistics = () => new SearchTextStatistics(new SubscriberSearchRepository());
   /** A manager whose pg_stats row is `row` (none when null), counting the statements it answers. */
   function manager(row: object | null) {
     const query = jest.fn().mockResolvedValue(row ? [row] : []);
@@ -90,31 +91,25 @@ describe('SearchTextStatistics', () => {
 
   it('should weigh the most common values by their frequency and the histogram bounds by the rest', async () => {
     const { manager: m } = manager({ mcv: ['a', 'b'], freqs: [0.3, 0.1], bounds: ['c', 'd', 'e'] });
-    const sample = await new SearchTextStatistics(new SubscriberSearchRepository()).read(m);
+    const sample = await statistics().read(m);
     expect(sample?.map((value) => value.text)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(sample?.map((value) => Number(value.share.toFixed(6)))).toEqual([0.3, 0.1, 0.2, 0.2, 0.2]);
   });
 
   it('should answer null for a table never analyzed', async () => {
-    expect(
-      await new SearchTextStatistics(new SubscriberSearchRepository()).read(manager(null).manager),
-    ).toBeNull();
-    expect(
-      await new SearchTextStatistics(new SubscriberSearchRepository()).read(
-        manager({ mcv: null, freqs: null, bounds: null }).manager,
-      ),
-    ).toBeNull();
+    expect(await statistics().read(manager(null).manager)).toBeNull();
+    expect(await statistics().read(manager({ mcv: null, freqs: null, bounds: null }).manager)).toBeNull();
   });
 
   it('should read once per period, concurrent callers sharing the read, then read again', async () => {
     const { manager: m, query } = manager({ mcv: null, freqs: null, bounds: ['x'] });
-    const statistics = new SearchTextStatistics(new SubscriberSearchRepository());
+    const reader = statistics();
     const clock = jest.spyOn(performance, 'now').mockReturnValue(1_000);
-    await Promise.all([statistics.sample(m), statistics.sample(m)]);
-    await statistics.sample(m);
+    await Promise.all([reader.sample(m), reader.sample(m)]);
+    await reader.sample(m);
     expect(query).toHaveBeenCalledTimes(1);
     clock.mockReturnValue(1_000 + SAMPLE_TTL_MS + 1);
-    await statistics.sample(m);
+    await reader.sample(m);
     expect(query).toHaveBeenCalledTimes(2);
     clock.mockRestore();
   });

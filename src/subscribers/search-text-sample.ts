@@ -105,8 +105,7 @@ export class SearchTextStatistics {
 
   /** The sample as pg_stats has it now: most common values with their frequencies, then the histogram's bounds. */
   async read(manager: EntityManager): Promise<SearchTextSample> {
-    const rows = await this.search.textStatistics(manager);
-    const [row] = rows;
+    const [row] = await this.search.textStatistics(manager);
     if (!row || (!row.mcv && !row.bounds)) {
       return null;
     }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { NOTIFICATION_KINDS, type NotificationKind } from '../../common/notification-kinds';
 import type { SmtpSettings } from '../../config/smtp-settings';
-import { entityColumns } from '../../database/entity-columns';
+import { entityColumns, entityFromRow } from '../../database/entity-columns';
 import { KIND_COLUMNS, ownMailServer } from './tenant-mail-settings';
 import { TenantSettings } from './tenant-settings.entity';
 
@@ -67,28 +67,21 @@ export class TenantSettingsRepository {
    * sends.
    */
   async mailing(manager: EntityManager, tenantId: string): Promise<TenantMailing | undefined> {
-    // One statement: the issuer block and the settings row (its columns prefixed, none when the defaults apply).
-    const [row]: (TenantIssuerRow & { has_settings: boolean } & Record<string, unknown>)[] =
-      await manager.query(
-        `SELECT ${ISSUER_COLUMNS}, s.tenant_id IS NOT NULL AS has_settings,
+    // One statement: the issuer block and the settings row, its columns prefixed (all null while the defaults apply).
+    const [row]: Record<string, unknown>[] = await manager.query(
+      `SELECT ${ISSUER_COLUMNS},
               ${SETTINGS_COLUMNS.map((column) => `s.${column.column} AS "settings.${column.column}"`).join(', ')}
          FROM tenants t LEFT JOIN tenant_settings s ON s.tenant_id = t.id WHERE t.id = $1`,
-        [tenantId],
-      );
+      [tenantId],
+    );
     if (!row) {
       return undefined;
     }
     const issuer = Object.fromEntries(
-      Object.entries(row).filter(([name]) => name !== 'has_settings' && !name.startsWith('settings.')),
+      Object.entries(row).filter(([name]) => !name.startsWith('settings.')),
     ) as unknown as TenantIssuerRow;
-    const settings = row.has_settings
-      ? Object.assign(
-          new TenantSettings(),
-          Object.fromEntries(
-            SETTINGS_COLUMNS.map((column) => [column.property, row[`settings.${column.column}`]]),
-          ),
-        )
-      : null;
+    const settings =
+      row['settings.tenant_id'] === null ? null : entityFromRow(TenantSettings, row, 'settings.');
     const sends = Object.fromEntries(
       NOTIFICATION_KINDS.map((kind) => [kind, settings ? settings[KIND_COLUMNS[kind]] : true]),
     ) as Record<NotificationKind, boolean>;
