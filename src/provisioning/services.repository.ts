@@ -6,6 +6,7 @@ import { recordsetInsert } from '../database/entity-columns';
 import { lockForUpdate } from '../database/lock-for-update';
 import type { SqlParams } from '../database/sql-params';
 import { Service } from './provisioning.entity';
+import { PPPOE_USERNAME_PART } from './dto/service-fields';
 import type { ServiceStatus } from './service-status';
 import type { SearchPlaceholders } from '../subscribers';
 
@@ -31,12 +32,16 @@ export function servicesTable(alias: string): string {
  * Subscribers' search (`GET /subscribers?q=`) by PPPoE username, in subscribers' statement (SubscriberSearchSource,
  * handed in by ProvisioningModule): the subscriber of each of the tenant's live services whose username contains the
  * text, and whether it is the username exactly. Served by ix_services_pppoe_username_trgm. A terminated service's
- * login is freed (another service may take it), so it finds no one.
+ * login is freed (another service may take it), so it finds no one. Null for a text no username can contain (a space,
+ * any character PPPOE_USERNAME refuses): its index scan would find nothing, and cost a fifth of the search's time.
  */
-export function pppoeUsernameSearch({ tenant, pattern, exact }: SearchPlaceholders): string {
+export function pppoeUsernameSearch({ tenant, pattern, exact }: SearchPlaceholders, text: string): string | null {
+  if (!PPPOE_USERNAME_PART.test(text)) {
+    return null;
+  }
   return (
     `SELECT v.subscriber_id AS id, lower(v.pppoe_username) = ${exact} AS exact FROM services v ` +
-    `WHERE v.tenant_id = ${tenant} AND lower(v.pppoe_username) LIKE ${pattern} AND v.status <> 'terminated'`
+    `WHERE v.tenant_id = ${tenant} AND lower(v.pppoe_username) LIKE ${pattern()} AND v.status <> 'terminated'`
   );
 }
 

@@ -26,8 +26,11 @@ export function searchTextSql(alias: string): string {
 /** What a search looks for: each value's placeholder, already added to the statement's parameters. */
 export interface SearchPlaceholders {
   tenant: string;
-  /** `%text%`, LIKE-escaped, lower-cased in SQL: a substring of a field. */
-  pattern: string;
+  /**
+   * `%text%`, LIKE-escaped, lower-cased in SQL: a substring of a field. Added to the parameters when first asked for:
+   * a statement must name each of its parameters, and the rare-word path (rareWords) has no use for it.
+   */
+  pattern(): string;
   /** The lower-cased text itself: an exact match of a key. */
   exact: string;
 }
@@ -35,9 +38,10 @@ export interface SearchPlaceholders {
 /**
  * Another module's rows that find a subscriber, in the search's statement: SQL answering `id` (the subscriber's) and
  * `exact` (a key equal to the text) for the tenant's rows that match. Provisioning hands in the PPPoE usernames of
- * its services at start-up (ProvisioningModule), so subscribers never names its table.
+ * its services at start-up (ProvisioningModule), so subscribers never names its table. Null when none of the source's
+ * rows can hold `text` (the statement then leaves the source out).
  */
-export type SubscriberSearchSource = (placeholders: SearchPlaceholders) => string;
+export type SubscriberSearchSource = (placeholders: SearchPlaceholders, text: string) => string | null;
 
 /** What `q` was read as: the text, and the forms a phone number takes. */
 export interface SubscriberSearch {
@@ -102,7 +106,9 @@ export class SubscriberSearchRepository {
     const tenant = params.add(tenantId, 'text');
     const raw = params.add(search.text, 'text');
     const exact = `lower(${raw})`;
-    const pattern = `'%' || lower(${params.add(likeLiteral(search.text), 'text')}) || '%'`;
+    let patternPlaceholder: string | undefined;
+    const pattern = () =>
+      (patternPlaceholder ??= `'%' || lower(${params.add(likeLiteral(search.text), 'text')}) || '%'`);
     const text = searchTextSql('s');
     // With `indexed`, the index takes only the rare words; the whole text is checked with strpos (the same test as
     // the LIKE of a pattern without wildcards), which no index takes, so the planner keeps it out of the index scan
@@ -111,7 +117,7 @@ export class SubscriberSearchRepository {
       search.rareWords?.length
         ? `(${text} LIKE '%' || lower(${params.add(search.rareWords.map(likeLiteral).join('%'), 'text')}) || '%' ` +
           `AND strpos(${text}, ${exact}) > 0)`
-        : `${text} LIKE ${pattern}`,
+        : `${text} LIKE ${pattern()}`,
     ];
     const keys = [`s.external_id = ${raw}`, `s.email_normalized = ${exact}`];
     if (search.phoneDigits !== null && search.phoneDigits !== search.text.toLowerCase()) {
@@ -125,8 +131,10 @@ export class SubscriberSearchRepository {
     const found = [
       `SELECT s.id, (${keys.join(' OR ')}) IS TRUE AS exact FROM subscribers s ` +
         `WHERE s.tenant_id = ${tenant} AND (${matches.join(' OR ')})`,
-      ...this.sources.map((source) => source({ tenant, pattern, exact })),
-    ].join(' UNION ALL ');
+      ...this.sources.map((source) => source({ tenant, pattern, exact }, search.text)),
+    ]
+      .filter((sql) => sql !== null)
+      .join(' UNION ALL ');
     const where = [`s.tenant_id = ${tenant}`, ...filterConditions(params, filter, query)].join(' AND ');
     const ranked =
       `SELECT s.id, (CASE WHEN bool_or(m.exact) THEN 10000 ELSE 0 END ` +
