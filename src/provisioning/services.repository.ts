@@ -35,7 +35,10 @@ export function servicesTable(alias: string): string {
  * login is freed (another service may take it), so it finds no one. Null for a text no username can contain (a space,
  * any character PPPOE_USERNAME refuses): its index scan would find nothing, and cost a fifth of the search's time.
  */
-export function pppoeUsernameSearch({ tenant, pattern, exact }: SearchPlaceholders, text: string): string | null {
+export function pppoeUsernameSearch(
+  { tenant, pattern, exact }: SearchPlaceholders,
+  text: string,
+): string | null {
   if (!PPPOE_USERNAME_PART.test(text)) {
     return null;
   }
