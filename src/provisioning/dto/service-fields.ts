@@ -1,9 +1,11 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import { parseNetwork } from '../ipam/ip-math';
 
-export const PPPOE_USERNAME = /^[A-Za-z0-9._@-]{3,64}$/;
-/** Text made only of what a PPPoE username may hold (PPPOE_USERNAME): the only text a part of one can be. */
-export const PPPOE_USERNAME_PART = /^[A-Za-z0-9._@-]+$/;
+/** What a PPPoE username may hold. */
+const PPPOE_USERNAME_CHARS = '[A-Za-z0-9._@-]';
+export const PPPOE_USERNAME = new RegExp(`^${PPPOE_USERNAME_CHARS}{3,64}$`);
+/** Text made only of what a PPPoE username may hold: the only text a part of one can be. */
+export const PPPOE_USERNAME_PART = new RegExp(`^${PPPOE_USERNAME_CHARS}+$`);
 /** Printable ASCII: what every CPE's PPPoE client and every RADIUS attribute can carry. */
 export const PPPOE_PASSWORD = /^[\x20-\x7e]{8,128}$/;
 
